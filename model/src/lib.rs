@@ -1,0 +1,29 @@
+//! tessel-model: the network contract of tessel and its f32 CPU reference.
+//!
+//! - [`config`]: network configuration, token grid and padding, tensor table, FLOPs.
+//! - [`package`]: the model package (model.json + f16 safetensors) with validation.
+//! - [`frame`], [`input_stage`], [`network`], [`reconstruct`]: the stages, in frame order.
+//! - [`pipeline`]: the stages chained into an upscaler with history.
+//! - [`sequence`], [`imageio`]: frame-sequence files and output images.
+//! - [`metrics`]: PSNR, SSIM, temporal stability, the bicubic baseline.
+//!
+//! docs/NETWORK.md and docs/FORMATS.md state the same contract in prose.
+
+pub mod config;
+pub mod error;
+pub mod frame;
+pub mod head;
+pub mod imageio;
+mod init;
+pub mod input_stage;
+pub mod metrics;
+pub mod network;
+pub mod package;
+pub mod pipeline;
+pub mod reconstruct;
+pub mod sample;
+pub mod sequence;
+pub mod shifts;
+pub mod tonemap;
+
+pub use error::{Error, Result};

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Idempotent set-up of a fresh Debian 12 machine for tessel: system packages and a Rust check.
+#   lavapipe (Mesa 25 from bookworm-backports) + the Vulkan loader, so the Vulkan paths run without a GPU;
+#   clang-19/lld-19/llvm-19, which build the .hip kernels for AMD (HSACO) and NVIDIA (PTX).
+# Re-running it is cheap: it installs only what is missing.
+set -euo pipefail
+
+need_root() { if [ "$(id -u)" -ne 0 ]; then echo "sudo"; fi; }
+SUDO=$(need_root)
+
+pkgs=(libvulkan1 vulkan-tools clang-19 lld-19 llvm-19 pkg-config ca-certificates)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+# Mesa from bookworm-backports (lavapipe 25: Vulkan 1.4, f16, 16-bit storage, external memory fd).
+mesa_ok=0
+if dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null | grep -q '^25\.'; then mesa_ok=1; fi
+
+if [ ${#missing[@]} -gt 0 ] || [ $mesa_ok -eq 0 ]; then
+  if [ $mesa_ok -eq 0 ] && [ -f /etc/debian_version ] && grep -q '^12' /etc/debian_version; then
+    src=/etc/apt/sources.list.d/bookworm-backports.sources
+    if [ ! -f "$src" ]; then
+      printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' | $SUDO tee "$src" >/dev/null
+    fi
+  fi
+  echo "setup: apt-get update" >&2
+  $SUDO apt-get update -qq
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  if [ $mesa_ok -eq 0 ]; then
+    echo "setup: installing mesa-vulkan-drivers from bookworm-backports" >&2
+    if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends -t bookworm-backports mesa-vulkan-drivers >/dev/null; then
+      echo "setup: bookworm-backports unavailable; installing the distribution's mesa-vulkan-drivers" >&2
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends mesa-vulkan-drivers >/dev/null
+    fi
+  fi
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found. Install a Rust toolchain (rustup, 1.80 or newer) and re-run." >&2
+  exit 1
+fi
+echo "setup: ok (mesa $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers), $(cargo --version))" >&2

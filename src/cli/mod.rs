@@ -1,0 +1,9 @@
+//! The `tessel` subcommands.
+
+pub mod bench;
+pub mod common;
+pub mod compare;
+pub mod demo;
+pub mod info;
+pub mod replay;
+pub mod scene;

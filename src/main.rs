@@ -1,0 +1,171 @@
+//! tessel: an open neural temporal upscaler. The command-line front end.
+
+mod cli;
+mod scene;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use cli::common::{parse_size, NetworkChoice};
+use scene::{SceneKind, SceneSpec};
+
+#[derive(Parser)]
+#[command(name = "tessel", version, about = "An open neural temporal upscaler: colour, depth and motion at render size in, a sharp stable frame at display size out.")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// The shipped model on a built-in scene: images, a side-by-side picture, the quality table.
+    Demo {
+        #[arg(long, default_value = "out/demo")]
+        out: PathBuf,
+        #[arg(long)]
+        model: Option<PathBuf>,
+        #[arg(long, default_value = "640x360", value_parser = parse_size)]
+        size: (usize, usize),
+        #[arg(long, default_value_t = 2.0)]
+        ratio: f32,
+        #[arg(long, default_value_t = 32)]
+        frames: usize,
+    },
+    /// Write a deterministic procedural sequence with ground truth (frame-sequence format).
+    Scene {
+        #[arg(long, value_enum, default_value = "mixed")]
+        kind: SceneKind,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output/render size ratio (1.5, 2, 3, ...).
+        #[arg(long, default_value_t = 2.0)]
+        ratio: f32,
+        #[arg(long, default_value_t = 32)]
+        frames: usize,
+        /// Output size.
+        #[arg(long, default_value = "640x360", value_parser = parse_size)]
+        size: (usize, usize),
+        /// Ground-truth samples per output pixel (at least 16).
+        #[arg(long, default_value_t = 16)]
+        spp: usize,
+        /// Frame of the camera cut with a reset (default: the middle); 0 for none.
+        #[arg(long)]
+        reset_at: Option<usize>,
+        /// Float width of the frame files: 16 or 32.
+        #[arg(long, default_value_t = 16)]
+        bits: u32,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Run a frame sequence through a network backend; write outputs and report.json.
+    Replay {
+        frames: PathBuf,
+        #[arg(long, value_enum, default_value = "auto")]
+        network: NetworkChoice,
+        #[arg(long)]
+        model: Option<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write tonemapped PNGs.
+        #[arg(long)]
+        png: bool,
+        /// Also write half-float EXRs.
+        #[arg(long)]
+        exr: bool,
+    },
+    /// PSNR, SSIM and temporal stability of replay outputs against the references, with bicubic.
+    Compare {
+        out_dir: PathBuf,
+        frames: PathBuf,
+        /// More replay output folders to score in the same table.
+        #[arg(long = "also")]
+        also: Vec<PathBuf>,
+        /// First frame scored (earlier frames are warm-up).
+        #[arg(long, default_value_t = 8)]
+        from: usize,
+        /// Where to write the JSON (default: OUT_DIR/compare.json).
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Per-stage timing of a backend on a generated scene.
+    Bench {
+        #[arg(long, value_enum, default_value = "auto")]
+        network: NetworkChoice,
+        #[arg(long)]
+        model: Option<PathBuf>,
+        #[arg(long, default_value = "640x360", value_parser = parse_size)]
+        size: (usize, usize),
+        #[arg(long, default_value_t = 2.0)]
+        ratio: f32,
+        #[arg(long, default_value_t = 8)]
+        frames: usize,
+    },
+    /// The model package, its network and its cost at common output sizes.
+    Info {
+        #[arg(long)]
+        model: Option<PathBuf>,
+    },
+    /// Write a deterministic UNTRAINED model package (for tests and development only).
+    InitModel {
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn run() -> Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Demo { out, model, size, ratio, frames } => cli::demo::demo(&cli::demo::DemoOptions { out, model, output: size, ratio, frames }),
+        Cmd::Scene { kind, seed, ratio, frames, size, spp, reset_at, bits, out } => {
+            anyhow::ensure!(spp >= 16, "--spp {spp}: ground truth needs at least 16 samples per pixel");
+            anyhow::ensure!(bits == 16 || bits == 32, "--bits {bits}: must be 16 or 32");
+            anyhow::ensure!(ratio >= 1.0 && ratio <= 4.0, "--ratio {ratio}: must lie in 1..=4");
+            anyhow::ensure!(frames >= 1, "--frames must be at least 1");
+            let reset_at = match reset_at {
+                Some(0) => None,
+                Some(r) => Some(r),
+                None => Some(frames / 2),
+            };
+            let spec = SceneSpec { kind, seed, ratio, frames, output: size, spp, reset_at };
+            let p = cli::scene::write_scene(&spec, &out, bits, false)?;
+            let (rw, rh) = spec.render_size();
+            println!("{}: {:?} seed {seed}, {frames} frames, {rw}x{rh} -> {}x{}, jitter period {}", p.display(), kind, size.0, size.1, spec.jitter_period());
+            Ok(())
+        }
+        Cmd::Replay { frames, network, model, out, png, exr } => {
+            let r = cli::replay::replay(&frames, &out, &cli::replay::ReplayOptions { network, model, png, exr, quiet: false })?;
+            println!("{} frames -> {}; mean {:.1} ms/frame", r.frames.len(), out.display(), r.mean_frame_ms);
+            if let Some(p) = r.mean_psnr_from_8 {
+                println!("mean PSNR frames 8..: {p:.3} dB");
+            }
+            Ok(())
+        }
+        Cmd::Compare { out_dir, frames, also, from, json } => {
+            let mut dirs = vec![out_dir.clone()];
+            dirs.extend(also);
+            let r = cli::compare::compare(&dirs, &frames, from)?;
+            cli::compare::print_table(&r);
+            let jp = json.unwrap_or_else(|| out_dir.join("compare.json"));
+            tessel_model::error::write_file_atomic(&jp, &serde_json::to_vec_pretty(&r)?)?;
+            Ok(())
+        }
+        Cmd::Bench { network, model, size, ratio, frames } => cli::bench::bench(&cli::bench::BenchOptions { network, model, output: size, ratio, frames }),
+        Cmd::Info { model } => cli::info::info(model.as_deref()),
+        Cmd::InitModel { seed, out } => {
+            let pkg = tessel_model::package::ModelPackage::untrained(Default::default(), seed);
+            pkg.write(&out)?;
+            println!("{}: untrained package '{}' ({} parameters) — for tests only", out.display(), pkg.name, pkg.config.parameter_count());
+            Ok(())
+        }
+    }
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("tessel: error: {e:#}");
+        std::process::exit(1);
+    }
+}

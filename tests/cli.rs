@@ -1,0 +1,120 @@
+//! End-to-end through the `tessel` binary: scene -> replay -> compare, and bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn tessel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tessel")).args(args).env_remove("TESSEL_MODEL").output().expect("runs the binary")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = tessel(args);
+    assert!(o.status.success(), "tessel {args:?} failed:\n{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn taau_baseline_beats_bicubic_on_a_moving_2x_scene() {
+    let d = tempfile::tempdir().unwrap();
+    let scene = d.path().join("scene");
+    ok(&["scene", "--kind", "street", "--seed", "11", "--ratio", "2", "--size", "256x144", "--frames", "20", "--out", s(&scene)]);
+    let frames = scene.join("frames.json");
+    let taau = d.path().join("taau");
+    ok(&["replay", s(&frames), "--network", "none", "--out", s(&taau), "--png", "--exr"]);
+    for f in ["o0019.bin", "o0019.png", "o0019.exr", "report.json"] {
+        assert!(taau.join(f).is_file(), "{f} missing");
+    }
+    assert_eq!(&std::fs::read(taau.join("o0000.png")).unwrap()[1..4], b"PNG");
+    assert_eq!(&std::fs::read(taau.join("o0000.exr")).unwrap()[0..4], &[0x76, 0x2f, 0x31, 0x01]);
+    let table = ok(&["compare", s(&taau), s(&frames)]);
+    assert!(table.contains("bicubic"), "{table}");
+    let c = json(&taau.join("compare.json"));
+    let m = c["methods"].as_array().unwrap();
+    let (bicubic, base) = (m[0]["mean_psnr"].as_f64().unwrap(), m[1]["mean_psnr"].as_f64().unwrap());
+    assert_eq!(c["frames"].as_array().unwrap().len(), 12, "frames 8..19");
+    assert!(base > bicubic + 0.5, "TAAU {base:.3} dB vs bicubic {bicubic:.3} dB");
+    let (tb, tt) = (m[0]["mean_temporal"].as_f64().unwrap(), m[1]["mean_temporal"].as_f64().unwrap());
+    assert!(tt < tb, "TAAU temporal error {tt} vs bicubic {tb}");
+    // The replay report's PSNR of the last frame agrees with compare's.
+    let r = json(&taau.join("report.json"));
+    let last_r = r["frames"][19]["psnr"].as_f64().unwrap();
+    let last_c = m[1]["psnr"][11].as_f64().unwrap();
+    assert!((last_r - last_c).abs() < 1e-9);
+}
+
+#[test]
+fn cpu_network_runs_a_package_and_refuses_missing_backends() {
+    let d = tempfile::tempdir().unwrap();
+    let model = d.path().join("model");
+    ok(&["init-model", "--seed", "4", "--out", s(&model)]);
+    let info = ok(&["info", "--model", s(&model)]);
+    assert!(info.contains("UNTRAINED") && info.contains("3840x2160"), "{info}");
+    let scene = d.path().join("scene");
+    ok(&["scene", "--kind", "traffic", "--ratio", "3", "--size", "96x64", "--frames", "3", "--out", s(&scene)]);
+    let frames = scene.join("frames.json");
+    let out = d.path().join("cpu");
+    ok(&["replay", s(&frames), "--network", "cpu", "--model", s(&model), "--out", s(&out)]);
+    let r = json(&out.join("report.json"));
+    assert_eq!(r["frames"].as_array().unwrap().len(), 3);
+    assert!(r["network"].as_str().unwrap().contains("UNTRAINED"));
+    for (backend, word) in [("vulkan", "Vulkan"), ("hip", "HIP")] {
+        let o = tessel(&["replay", s(&frames), "--network", backend, "--out", s(&d.path().join(backend))]);
+        assert!(!o.status.success());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(word) && e.contains("not part of this build"), "{e}");
+    }
+    // A model path that does not exist is named in the error.
+    let nowhere = d.path().join("nowhere");
+    let o = tessel(&["replay", s(&frames), "--network", "cpu", "--model", s(&nowhere), "--out", s(&d.path().join("x"))]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("nowhere") && e.contains("model.json"), "{e}");
+}
+
+#[test]
+fn bad_frames_are_refused_before_anything_is_overwritten() {
+    let d = tempfile::tempdir().unwrap();
+    let scene = d.path().join("scene");
+    ok(&["scene", "--size", "64x48", "--frames", "3", "--out", s(&scene)]);
+    let out = d.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("report.json"), b"earlier results").unwrap();
+    std::fs::write(out.join("o0000.bin"), b"earlier frame").unwrap();
+    let c = scene.join("c0002.bin");
+    let b = std::fs::read(&c).unwrap();
+    std::fs::write(&c, &b[..b.len() / 2]).unwrap();
+    let o = tessel(&["replay", s(&scene.join("frames.json")), "--network", "none", "--out", s(&out)]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("c0002.bin") && e.contains("frames[2].color") && e.contains("truncated"), "{e}");
+    assert_eq!(std::fs::read(out.join("report.json")).unwrap(), b"earlier results");
+    assert_eq!(std::fs::read(out.join("o0000.bin")).unwrap(), b"earlier frame");
+}
+
+#[test]
+fn nan_and_inf_pixels_are_sanitised_and_reported() {
+    let d = tempfile::tempdir().unwrap();
+    let scene = d.path().join("scene");
+    ok(&["scene", "--size", "64x48", "--frames", "4", "--bits", "32", "--out", s(&scene)]);
+    let c = scene.join("c0001.bin");
+    let mut b = std::fs::read(&c).unwrap();
+    b[0..4].copy_from_slice(&f32::NAN.to_le_bytes());
+    b[4..8].copy_from_slice(&f32::INFINITY.to_le_bytes());
+    std::fs::write(&c, &b).unwrap();
+    let out = d.path().join("out");
+    ok(&["replay", s(&scene.join("frames.json")), "--network", "none", "--out", s(&out)]);
+    let r = json(&out.join("report.json"));
+    assert_eq!(r["frames"][1]["sanitized"].as_u64().unwrap(), 2);
+    for i in 0..4 {
+        let bytes = std::fs::read(out.join(format!("o{i:04}.bin"))).unwrap();
+        assert!(bytes.chunks_exact(4).all(|v| f32::from_le_bytes([v[0], v[1], v[2], v[3]]).is_finite()), "frame {i}");
+    }
+}
