@@ -1,0 +1,91 @@
+//! The CPU reference against golden vectors exported from the PyTorch twin (train/tessel_train/
+//! golden.py) with the shipped model: tokens, head, final image and history, frame by frame, each
+//! backend with its own temporal feedback. Contract: head and final image >= 60 dB.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tessel_model::metrics::{psnr_tm, tonemapped_rgb};
+use tessel_model::network::Network;
+use tessel_model::package::ModelPackage;
+use tessel_model::pipeline::{HeadSource, Upscaler};
+use tessel_model::sequence::{decode_floats, Sequence};
+
+fn root() -> PathBuf {
+    std::env::var_os("TESSEL_GOLDEN_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden"))
+}
+
+fn model() -> PathBuf {
+    std::env::var_os("TESSEL_GOLDEN_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tessel-v1"))
+}
+
+/// PSNR with the reference's value range as the peak.
+fn psnr_range(a: &[f32], reference: &[f32]) -> f64 {
+    assert_eq!(a.len(), reference.len());
+    let lo = reference.iter().copied().fold(f32::MAX, f32::min) as f64;
+    let hi = reference.iter().copied().fold(f32::MIN, f32::max) as f64;
+    let mse = a.iter().zip(reference).map(|(x, y)| ((x - y) as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    if mse == 0.0 {
+        200.0
+    } else {
+        10.0 * ((hi - lo).max(1e-6).powi(2) / mse).log10()
+    }
+}
+
+fn read(dir: &Path, name: &str, bits: u32) -> Vec<f32> {
+    decode_floats(&std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display())), bits)
+}
+
+#[test]
+fn cpu_reference_matches_pytorch_golden_vectors() {
+    let pkg = ModelPackage::read(&model()).unwrap_or_else(|e| panic!("golden vectors need their model package: {e}"));
+    let net = Arc::new(Network::from_package(&pkg));
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(root())
+        .unwrap_or_else(|e| panic!("{}: {e}", root().display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("golden.json").is_file())
+        .collect();
+    cases.sort();
+    assert!(!cases.is_empty(), "no golden cases under {}", root().display());
+    let mut worst = [f64::MAX; 4];
+    for case in &cases {
+        let seq = Sequence::open(&case.join("frames.json")).unwrap();
+        let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(case.join("golden.json")).unwrap()).unwrap();
+        let e = seq.settings().exposure.value().unwrap();
+        let mut up = Upscaler::new(HeadSource::Network(net.clone()), seq.settings().clone(), seq.output());
+        for i in 0..seq.len() {
+            let g = &golden["frames"][i];
+            let ev = up.evaluate(&seq.load_frame(i).unwrap());
+            let tokens = read(case, g["tokens"].as_str().unwrap(), 16);
+            let head = read(case, g["head"].as_str().unwrap(), 16);
+            let out_rgb = read(case, g["out"].as_str().unwrap(), 32);
+            let hist = read(case, g["hist"].as_str().unwrap(), 16);
+            let ours_rgb: Vec<f32> = ev.output.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+            let to_rgba = |rgb: &[f32]| rgb.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], 1.0]).collect::<Vec<f32>>();
+            let scores = [
+                psnr_range(&ev.tokens, &tokens),
+                psnr_range(&ev.head, &head),
+                psnr_tm(&tonemapped_rgb(&to_rgba(&ours_rgb), e), &tonemapped_rgb(&to_rgba(&out_rgb), e)),
+                psnr_range(&up.history.color.data, &hist),
+            ];
+            eprintln!(
+                "golden {} frame {i}: tokens {:.1} dB, head {:.1} dB, image {:.1} dB, history {:.1} dB",
+                case.file_name().unwrap().to_string_lossy(),
+                scores[0],
+                scores[1],
+                scores[2],
+                scores[3]
+            );
+            for k in 0..4 {
+                worst[k] = worst[k].min(scores[k]);
+            }
+        }
+    }
+    eprintln!("golden worst: tokens {:.1} dB, head {:.1} dB, image {:.1} dB, history {:.1} dB", worst[0], worst[1], worst[2], worst[3]);
+    assert!(worst[0] >= 60.0, "tokens {:.2} dB", worst[0]);
+    assert!(worst[1] >= 60.0, "head {:.2} dB", worst[1]);
+    assert!(worst[2] >= 60.0, "final image {:.2} dB", worst[2]);
+    assert!(worst[3] >= 60.0, "history {:.2} dB", worst[3]);
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The trained network alone in PyTorch on the GPU: fp16, CUDA graphs (one per window phase), and
+torch.compile where it helps; median GPU time per frame over >= 200 frames after warm-up, at
+2560x1440 and 3840x2160 output. The figure tessel's own Vulkan and HIP networks must beat."""
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tessel_train.export import load_package  # noqa: E402
+from tessel_train.net import Config, TesselNet  # noqa: E402
+from tessel_train.stages import padded_grid  # noqa: E402
+
+
+def time_graphs(fn, x, frames, warmup=30):
+    graphs, outs = [], []
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for ph in range(8):
+            for _ in range(3):
+                fn(x, ph)
+    torch.cuda.current_stream().wait_stream(s)
+    for ph in range(8):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            outs.append(fn(x, ph))
+        graphs.append(g)
+    for i in range(warmup):
+        graphs[i % 8].replay()
+    times = []
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(frames)]
+    for i in range(frames):
+        ev[i][0].record()
+        graphs[i % 8].replay()
+        ev[i][1].record()
+    torch.cuda.synchronize()
+    times = [a.elapsed_time(b) for a, b in ev]
+    return statistics.median(times), min(times)
+
+
+def time_eager(fn, x, frames):
+    for ph in range(8):
+        fn(x, ph)
+    torch.cuda.synchronize()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(frames)]
+    for i in range(frames):
+        ev[i][0].record()
+        fn(x, i % 8)
+        ev[i][1].record()
+    torch.cuda.synchronize()
+    return statistics.median([a.elapsed_time(b) for a, b in ev])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="models/tessel-v1")
+    ap.add_argument("--frames", type=int, default=400)
+    ap.add_argument("--compile", action="store_true", help="also try torch.compile (+ CUDA graphs)")
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    cfg = Config()
+    net = TesselNet(cfg)
+    meta = load_package(net, a.model)
+    net = net.cuda().half().eval()
+    res = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__, model=meta["name"], frames=a.frames, sizes={})
+    for (w, h) in ((2560, 1440), (3840, 2160)):
+        pw, ph = padded_grid(w, h, cfg.alignment)
+        x = torch.randn(1, ph, pw, 16 * cfg.pixel_embed, device="cuda", dtype=torch.float16)
+        flops = cfg.flops(w, h)
+        r = dict(tokens=[pw, ph], gflop=flops / 1e9)
+        with torch.inference_mode():
+            r["eager_ms"] = time_eager(net, x, min(a.frames, 100))
+            med, best = time_graphs(net, x, a.frames)
+            r["graphs_ms"], r["graphs_min_ms"] = med, best
+            if a.compile:
+                t0 = time.time()
+                try:
+                    comp = torch.compile(net, dynamic=False)
+                    med, best = time_graphs(comp, x, a.frames)
+                    r["compile_graphs_ms"], r["compile_graphs_min_ms"] = med, best
+                except Exception as e:  # report, do not hide
+                    r["compile_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+                r["compile_seconds"] = round(time.time() - t0, 1)
+        best_ms = min(v for k, v in r.items() if k in ("graphs_ms", "compile_graphs_ms"))
+        r["best_ms"] = best_ms
+        r["tflops"] = flops / (best_ms * 1e-3) / 1e12
+        res["sizes"][f"{w}x{h}"] = r
+        print(f"{w}x{h}: tokens {pw}x{ph}, {flops / 1e9:.2f} GFLOP; eager {r['eager_ms']:.3f} ms, CUDA graphs {r['graphs_ms']:.3f} ms"
+              + (f", compile+graphs {r.get('compile_graphs_ms', float('nan')):.3f} ms ({r['compile_seconds']} s to compile)" if a.compile else "")
+              + f"; best {best_ms:.3f} ms = {r['tflops']:.1f} TFLOP/s", flush=True)
+    if a.out:
+        json.dump(res, open(a.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

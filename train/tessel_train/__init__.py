@@ -1,0 +1,2 @@
+"""tessel's PyTorch twin: the network and every stage of docs/NETWORK.md, the scene generator used for
+training, training, export to the model package, golden vectors."""

@@ -1,0 +1,75 @@
+"""Golden vectors: small cases run through the PyTorch twin in f32 on the CPU, with the f16 rounding
+points of the contract; the Rust CPU reference must reproduce them (model/tests/golden.rs)."""
+import json
+import os
+
+import numpy as np
+import torch
+
+from . import stages
+from .scenes import SceneBatch, render_sequence
+
+
+def _f32(path, t):
+    np.ascontiguousarray(t.detach().cpu().numpy().astype("<f4")).tofile(path)
+
+
+def _f16(path, t):
+    np.ascontiguousarray(t.detach().cpu().numpy().astype("<f2")).tofile(path)
+
+
+CASES = [
+    # name, output (W, H), ratio, frames, seed, exposure
+    ("2x_72x40", (72, 40), 2.0, 4, 11, 1.0),
+    ("1.5x_52x36", (52, 36), 1.5, 3, 12, 1.5),
+]
+
+
+def write_case(net, out_root, name, out_size, ratio, frames, seed, exposure):
+    d = os.path.join(out_root, name)
+    os.makedirs(d, exist_ok=True)
+    net = net.cpu().float().eval()
+    sb = SceneBatch(1, seed, "cpu", out_size=out_size, objects=6)
+    seq = render_sequence(sb, ratio, frames, spp=4, t0=5)
+    W, H = out_size
+    hist = stages.new_history(1, W, H, "cpu")
+    entries = []
+    for t in range(frames):
+        color, motion, depth = seq["color"][t], seq["motion"][t], seq["depth"][t]
+        if t == 1:  # exercise sanitising: a NaN, an Inf and a negative colour, a NaN motion
+            color = color.clone()
+            color[0, 0, 0, 0] = float("nan")
+            color[0, 1, 0, 1] = float("inf")
+            color[0, 2, 1, 0] = -3.0
+            motion = motion.clone()
+            motion[0, 0, 2, 2] = float("nan")
+        jit = seq["jitter"][t].view(1, 2)
+        reset = torch.tensor([t == 0])
+        p = stages.prepare(color, motion, depth, out_size, exposure=exposure)
+        with torch.no_grad():
+            out, hist, ex = stages.step(net, p, hist, jit, reset, phase=t % 8, round_f16=True)
+        rh, rw = color.shape[-2:]
+        files = {k: f"{k}{t}.bin" for k in ("c", "m", "d", "tokens", "head", "out", "hist")}
+        _f32(os.path.join(d, files["c"]), color[0].permute(1, 2, 0))
+        _f32(os.path.join(d, files["m"]), motion[0].permute(1, 2, 0))
+        _f32(os.path.join(d, files["d"]), depth[0, 0])
+        _f16(os.path.join(d, files["tokens"]), ex["tokens"][0])
+        _f16(os.path.join(d, files["head"]), ex["head"][0])
+        linear = stages.untonemap(out) / exposure
+        _f32(os.path.join(d, files["out"]), linear[0].permute(1, 2, 0))
+        _f16(os.path.join(d, files["hist"]), hist["color"][0].permute(1, 2, 0))
+        entries.append({"color": files["c"], "motion": files["m"], "depth": files["d"], "render": [rw, rh],
+                        "jitter": [float(jit[0, 0]), float(jit[0, 1])], "reset": t == 0})
+        entries[-1]["golden"] = {k: files[k] for k in ("tokens", "head", "out", "hist")}
+    seqjson = {"output": [W, H], "bits": 32,
+               "settings": {"hdr": True, "depth_inverted": True, "motion_units": "render", "exposure": exposure},
+               "frames": [{k: v for k, v in e.items() if k != "golden"} for e in entries]}
+    json.dump(seqjson, open(os.path.join(d, "frames.json"), "w"), indent=1)
+    json.dump({"frames": [e["golden"] for e in entries],
+               "note": "tokens/head: f16 [padded_h][padded_w][128]; out: f32 linear RGB [H][W][3]; hist: f16 tonemapped RGB [H][W][3]"},
+              open(os.path.join(d, "golden.json"), "w"), indent=1)
+
+
+def write_all(net, out_root):
+    for c in CASES:
+        write_case(net, out_root, *c)

@@ -1,0 +1,170 @@
+"""The network of docs/NETWORK.md §4 with the package's tensor names (state_dict keys)."""
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+TOKEN = 4
+WINDOW = 8
+HEAD_DIM = 16
+PIXEL_FEATURES = 16
+HEAD_CHANNELS = 8
+PHASES = 8
+
+
+@dataclass
+class Config:
+    channels: list = field(default_factory=lambda: [32, 48, 96])
+    encoder_depths: list = field(default_factory=lambda: [1, 2])
+    bottleneck_depth: int = 2
+    decoder_depths: list = field(default_factory=lambda: [1, 2])
+    mlp_ratio: int = 2
+    pixel_embed: int = 8
+
+    @property
+    def levels(self):
+        return len(self.channels)
+
+    @property
+    def alignment(self):
+        return WINDOW << (self.levels - 1)
+
+    def to_json(self):
+        return dict(channels=self.channels, encoder_depths=self.encoder_depths, bottleneck_depth=self.bottleneck_depth,
+                    decoder_depths=self.decoder_depths, mlp_ratio=self.mlp_ratio, pixel_embed=self.pixel_embed)
+
+    def blocks(self):
+        """(name prefix, level, index) in execution order; the layer number is the position."""
+        out = []
+        for lvl, d in enumerate(self.encoder_depths):
+            out += [(f"enc{lvl}", lvl, i) for i in range(d)]
+        out += [("mid", self.levels - 1, i) for i in range(self.bottleneck_depth)]
+        for lvl in reversed(range(self.levels - 1)):
+            out += [(f"dec{lvl}", lvl, i) for i in range(self.decoder_depths[lvl])]
+        return out
+
+    def flops(self, w, h):
+        a = self.alignment
+        pw, ph = -(-(-(-w // TOKEN)) // a) * a, -(-(-(-h // TOKEN)) // a) * a
+        t = lambda l: (pw >> l) * (ph >> l)
+        f = 2 * pw * ph * 16 * PIXEL_FEATURES * self.pixel_embed
+        f += 2 * t(0) * 16 * self.pixel_embed * self.channels[0] + 2 * t(0) * self.channels[0] * 16 * HEAD_CHANNELS
+        for l in range(1, self.levels):
+            f += 2 * 2 * t(l) * 4 * self.channels[l - 1] * self.channels[l]
+        for _, lvl, _ in self.blocks():
+            c = self.channels[lvl]
+            f += 2 * t(lvl) * (4 * c * c + 2 * self.mlp_ratio * c * c) + 2 * t(lvl) * 2 * 64 * c
+        return f
+
+
+def window_shift(layer, phase):
+    p = phase % PHASES
+    return (3 * p + 4 * layer) % WINDOW, (5 * p + 4 * layer) % WINDOW
+
+
+def rpb_index():
+    i = torch.arange(64)
+    yi, xi = i // 8, i % 8
+    return (yi[:, None] - yi[None, :] + 7) * 15 + (xi[:, None] - xi[None, :] + 7)
+
+
+class Block(nn.Module):
+    def __init__(self, c, mlp_ratio, layer):
+        super().__init__()
+        self.c, self.heads, self.layer = c, c // HEAD_DIM, layer
+        self.norm1 = nn.LayerNorm(c, eps=1e-5)
+        self.qkv = nn.Linear(c, 3 * c)
+        self.rpb = nn.Parameter(torch.zeros(self.heads, 225))
+        self.proj = nn.Linear(c, c)
+        self.norm2 = nn.LayerNorm(c, eps=1e-5)
+        self.fc1 = nn.Linear(c, mlp_ratio * c)
+        self.fc2 = nn.Linear(mlp_ratio * c, c)
+        self.register_buffer("rpb_idx", rpb_index(), persistent=False)
+
+    def attention(self, x, phase):
+        b, h, w, c = x.shape
+        sx, sy = window_shift(self.layer, phase)
+        qkv = torch.roll(self.qkv(x), shifts=(sy, sx), dims=(1, 2))
+        qkv = qkv.view(b, h // 8, 8, w // 8, 8, 3, self.heads, HEAD_DIM)
+        qkv = qkv.permute(5, 0, 1, 3, 6, 2, 4, 7).reshape(3, -1, self.heads, 64, HEAD_DIM)
+        bias = self.rpb[:, self.rpb_idx].to(qkv.dtype)  # [heads, 64, 64]
+        o = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], attn_mask=bias)
+        o = o.view(b, h // 8, w // 8, self.heads, 8, 8, HEAD_DIM).permute(0, 1, 4, 2, 5, 3, 6).reshape(b, h, w, c)
+        return torch.roll(o, shifts=(-sy, -sx), dims=(1, 2))
+
+    def forward(self, x, phase):
+        x = x + self.proj(self.attention(self.norm1(x), phase))
+        return x + self.fc2(F.silu(self.fc1(self.norm2(x))))
+
+
+def space_to_depth2(x):
+    b, h, w, c = x.shape
+    return x.view(b, h // 2, 2, w // 2, 2, c).permute(0, 1, 3, 2, 4, 5).reshape(b, h // 2, w // 2, 4 * c)
+
+
+def depth_to_space2(x, c):
+    b, h, w, _ = x.shape
+    return x.view(b, h, w, 2, 2, c).permute(0, 1, 3, 2, 4, 5).reshape(b, 2 * h, 2 * w, c)
+
+
+class TesselNet(nn.Module):
+    def __init__(self, cfg: Config):
+        super().__init__()
+        self.cfg = cfg
+        ch = cfg.channels
+        self.pixel_embed = nn.Linear(PIXEL_FEATURES, cfg.pixel_embed)
+        self.embed = nn.Linear(16 * cfg.pixel_embed, ch[0])
+        for l in range(1, cfg.levels):
+            setattr(self, f"merge{l}", nn.Linear(4 * ch[l - 1], ch[l]))
+            setattr(self, f"expand{l}", nn.Linear(ch[l], 4 * ch[l - 1]))
+        groups = {}
+        for layer, (name, lvl, _) in enumerate(cfg.blocks()):
+            groups.setdefault(name, []).append(Block(ch[lvl], cfg.mlp_ratio, layer))
+        for name, blocks in groups.items():
+            setattr(self, name, nn.ModuleList(blocks))
+        self.head_norm = nn.LayerNorm(ch[0], eps=1e-5)
+        self.head = nn.Linear(ch[0], 16 * HEAD_CHANNELS)
+
+    def run(self, name, x, phase):
+        for blk in getattr(self, name, []):
+            x = blk(x, phase)
+        return x
+
+    def forward(self, tokens, phase):
+        """tokens [B, Th, Tw, 16P] (padded grid) -> head tokens [B, Th, Tw, 128]."""
+        cfg = self.cfg
+        x = self.embed(tokens)
+        skips = []
+        for l in range(cfg.levels - 1):
+            x = self.run(f"enc{l}", x, phase)
+            skips.append(x)
+            x = getattr(self, f"merge{l + 1}")(space_to_depth2(x))
+        x = self.run("mid", x, phase)
+        for l in reversed(range(cfg.levels - 1)):
+            x = depth_to_space2(getattr(self, f"expand{l + 1}")(x), cfg.channels[l]) + skips[l]
+            x = self.run(f"dec{l}", x, phase)
+        return self.head(self.head_norm(x))
+
+
+def init_like_reference(net: TesselNet, baseline=(0.9, 0.5, 1.0), seed=0):
+    """Initial weights in the spirit of the reference's untrained package: uniform with variance
+    1/fan_in (half on residual outputs, a tenth on the head), zero biases and position biases, the
+    head bias at the baseline's raw values."""
+    g = torch.Generator().manual_seed(seed)
+    import math
+    for name, p in net.named_parameters():
+        with torch.no_grad():
+            if name.endswith("norm1.weight") or name.endswith("norm2.weight") or name == "head_norm.weight":
+                p.fill_(1.0)
+            elif name.endswith(".bias") or name.endswith(".rpb"):
+                p.zero_()
+            else:
+                gain = 0.5 if (name.endswith("proj.weight") or name.endswith("fc2.weight")) else (0.1 if name == "head.weight" else 1.0)
+                a = gain * math.sqrt(3.0 / p.shape[1])
+                p.copy_((torch.rand(p.shape, generator=g) * 2 - 1) * a)
+    blend, sigma, clamp = baseline
+    logit = lambda q: math.log(min(max(q, 1e-3), 0.999) / (1 - min(max(q, 1e-3), 0.999)))
+    raw = torch.tensor([logit(blend), math.log(sigma), logit(clamp), 0, 0, 0, 0, 0], dtype=torch.float32)
+    with torch.no_grad():
+        net.head.bias.copy_(raw.repeat(16))

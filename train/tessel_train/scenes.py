@@ -1,0 +1,225 @@
+"""Training scenes generated on the GPU, in the spirit of `tessel scene` and broader: a textured plane
+under a panning, zooming camera, moving and spinning objects and particles (disocclusion), thin
+lines, fine periodic texture, glyphs, HDR sparkles, lighting changes. Exact motion and depth; ground
+truth supersampled at output size. Its hashing differs from the Rust generator's, so no sequence of
+`tessel scene` is ever seen in training."""
+import math
+
+import torch
+
+M32 = 0xFFFFFFFF
+FAMILIES = 7  # stripes, checker, lines, text, noise, sparkles, rings
+
+
+def hash2(a, b, seed):
+    h = ((a * 0x27D4EB2D) ^ (b * 0x165667B1) ^ seed) & M32
+    h = h ^ (h >> 15)
+    h = (h * 0x2C1B3C6D) & M32
+    h = h ^ (h >> 12)
+    h = (h * 0x297A2D39) & M32
+    return h ^ (h >> 15)
+
+
+def unit(h, k):
+    return (hash2(h, k, 0x5BD1E995) >> 8).float() / float(1 << 24)
+
+
+def colour(h, k):
+    return torch.stack([0.02 + 0.88 * unit(h, k + i) ** 2 for i in range(3)], -1)
+
+
+def value_noise(x, y, seed):
+    fx0, fy0 = torch.floor(x), torch.floor(y)
+    fx, fy = x - fx0, y - fy0
+    sx, sy = fx * fx * (3 - 2 * fx), fy * fy * (3 - 2 * fy)
+    ix, iy = fx0.long(), fy0.long()
+    v = lambda dx, dy: unit(hash2(ix + dx, iy + dy, seed), 0)
+    top = v(0, 0) + (v(1, 0) - v(0, 0)) * sx
+    bot = v(0, 1) + (v(1, 1) - v(0, 1)) * sx
+    return top + (bot - top) * sy
+
+
+def material(fam, h, x, y):
+    """fam, h: [...] long; x, y: [...] float (local units) -> [..., 3] linear colour."""
+    a, b = colour(h, 1), colour(h, 11)
+    u = lambda k: unit(h, 20 + k)
+    sel = lambda m, p, q: torch.where(m.unsqueeze(-1), p, q)
+    out = torch.zeros(*x.shape, 3, device=x.device)
+    # 0 stripes
+    per, ang = 1.1 + 3.2 * u(0), math.pi * u(1)
+    s = torch.remainder((x * torch.cos(ang) + y * torch.sin(ang)) / per, 1.0) < 0.5
+    out = torch.where((fam == 0).unsqueeze(-1), sel(s, a, b), out)
+    # 1 checker
+    size = 0.8 + 4.5 * u(0) * u(1)
+    s = torch.remainder(torch.floor(x / size) + torch.floor(y / size), 2.0) < 0.5
+    out = torch.where((fam == 1).unsqueeze(-1), sel(s, a, b), out)
+    # 2 thin lines
+    sp, wd = 4.0 + 12.0 * u(0), 0.2 + 0.5 * u(1)
+    s = (torch.remainder(x, sp) < wd) | (torch.remainder(y, sp) < wd)
+    line = a * 0.4 + 0.55 * (0.3 + 1.7 * u(2)).unsqueeze(-1)  # some lines are HDR-bright
+    out = torch.where((fam == 2).unsqueeze(-1), sel(s, line, b * 0.5), out)
+    # 3 glyphs: 5x7 bitmaps in 6x9 cells
+    sc = 0.6 + 1.0 * u(0)
+    gu, gv = x / sc, y / sc
+    cx, cy = torch.floor(gu / 6), torch.floor(gv / 9)
+    px, py = torch.floor(gu - cx * 6).long(), torch.floor(gv - cy * 9).long() - 1
+    gh = hash2(cx.long(), cy.long(), h)
+    col = torch.minimum(px, 4 - px).clamp(min=0)
+    bit = (hash2(cx.long() * 31, cy.long(), h ^ 0xABCD) >> ((py.clamp(min=0) * 3 + col) % 32)) & 1
+    ink = (gh % 6 != 0) & (px >= 0) & (px < 5) & (py >= 0) & (py < 7) & (bit == 1)
+    out = torch.where((fam == 3).unsqueeze(-1), sel(ink, a * 0.2, b * 0.4 + 0.5), out)
+    # 4 noise
+    ns = 2.5 + 22.0 * u(0)
+    n = 0.65 * value_noise(x / ns, y / ns, h) + 0.35 * value_noise(2.03 * x / ns + 17, 2.03 * y / ns - 9, h ^ 0x5BD1)
+    out = torch.where((fam == 4).unsqueeze(-1), a + (b - a) * n.unsqueeze(-1), out)
+    # 5 sparkles: dark base, small HDR discs
+    cell, rad, peak = 5.0 + 11.0 * u(0), 0.5 + 1.4 * u(1), 4.0 + 60.0 * u(2)
+    qx, qy = torch.floor(x / cell), torch.floor(y / cell)
+    sh = hash2(qx.long(), qy.long(), h)
+    ox = (qx + 0.2 + 0.6 * unit(sh, 1)) * cell
+    oy = (qy + 0.2 + 0.6 * unit(sh, 2)) * cell
+    on = ((x - ox) ** 2 + (y - oy) ** 2 < rad * rad) & (sh % 3 != 0)
+    spark = (peak * (0.2 + 0.8 * unit(sh, 3))).unsqueeze(-1) * (0.5 + colour(sh, 4))
+    base = a * 0.1 * (0.5 + value_noise(x / 24, y / 24, h)).unsqueeze(-1)
+    out = torch.where((fam == 5).unsqueeze(-1), sel(on, spark, base), out)
+    # 6 rings
+    rp = 1.4 + 2.6 * u(0)
+    s = torch.remainder(torch.sqrt(x * x + y * y) / rp, 1.0) < 0.5
+    out = torch.where((fam == 6).unsqueeze(-1), sel(s, a, b), out)
+    return out
+
+
+class SceneBatch:
+    """S independent sequences, evaluated together. All parameters come from one seed."""
+
+    def __init__(self, S, seed, device, out_size=(128, 128), objects=10):
+        g = torch.Generator().manual_seed(seed)
+        r = lambda *shape: torch.rand(*shape, generator=g).to(device)
+        self.S, self.device, self.out = S, device, out_size
+        self.seed = torch.randint(0, 2**31 - 1, (S,), generator=g).to(device)
+        # camera: pan (sub-pixel to fast), wobble, zoom
+        speed = torch.where(r(S) < 0.85, 0.05 + 1.8 * r(S), 1.8 + 2.5 * r(S))
+        ang = 2 * math.pi * r(S)
+        self.cam_start = 5000 * r(S, 2)
+        self.cam_vel = torch.stack([speed * torch.cos(ang), speed * torch.sin(ang)], -1)
+        self.wobble, self.wob_f = 2.5 * r(S, 2), 0.03 + 0.25 * r(S)
+        self.zoom0 = 0.6 + 0.9 * r(S)
+        self.zoom_rate = torch.where(r(S) < 0.5, 0.016 * (r(S) - 0.5), torch.zeros(S, device=device))
+        # palette: a random non-empty subset of families per sequence
+        pal = r(S, FAMILIES) < 0.55
+        pal[torch.arange(S), (r(S) * FAMILIES).long().clamp(max=FAMILIES - 1)] = True
+        self.palette = pal
+        self.tile = 20 + 90 * r(S)
+        # lighting change
+        self.light_amp = torch.where(r(S) < 0.3, 0.35 * r(S), torch.zeros(S, device=device))
+        self.light_w, self.light_ph = 0.05 + 0.3 * r(S), 2 * math.pi * r(S)
+        # objects and particles (inactive slots have size 0)
+        K = objects
+        count = (r(S) * (K + 1)).long()
+        active = torch.arange(K, device=device)[None, :] < count[:, None]
+        small = r(S, K) < 0.3
+        size = torch.where(small, 0.6 + 2.0 * r(S, K), 6 + 55 * r(S, K) ** 1.5) * active
+        self.obj_size, self.obj_aspect, self.obj_disc = size, 0.35 + 0.9 * r(S, K), r(S, K) < 0.5
+        self.obj_off = (r(S, K, 2) - 0.5) * torch.tensor([160.0, 160.0], device=device)
+        fast = torch.where(small, 4.0, 2.6)
+        self.obj_vel = self.cam_vel[:, None, :] + fast[..., None] * (r(S, K, 2) - 0.5)
+        self.obj_orbit, self.obj_orbit_f = 8 * r(S, K), 0.02 + 0.15 * r(S, K)
+        self.obj_angle, self.obj_spin = 2 * math.pi * r(S, K), 0.06 * (r(S, K) - 0.5)
+        self.obj_near = 0.2 + 0.75 * r(S, K)
+        self.obj_fam = (r(S, K) * FAMILIES).long().clamp(max=FAMILIES - 1)
+        self.obj_hash = torch.randint(0, 2**31 - 1, (S, K), generator=g).to(device)
+        self.bg_near = 0.02 + 0.08 * r(S)
+
+    def _cam(self, t):
+        w = torch.sin(self.wob_f * t)
+        c = torch.cos(0.7 * self.wob_f * t)
+        pos = self.cam_start + self.cam_vel * t + self.wobble * torch.stack([w, c], -1)
+        return pos, self.zoom0 * torch.exp(self.zoom_rate * t)
+
+    def _obj_pos(self, t):
+        a = self.obj_orbit_f * t
+        return self.cam_start[:, None, :] + self.obj_off + self.obj_vel * t + self.obj_orbit[..., None] * torch.stack([torch.cos(a), torch.sin(a)], -1)
+
+    def hit(self, p, t):
+        """p [S,N,2] screen (output px) at frame t -> colour [S,N,3], near [S,N], prev [S,N,2]."""
+        W, H = self.out
+        centre = torch.tensor([W / 2, H / 2], device=self.device)
+        pos, zoom = self._cam(t)
+        w = (p - centre) / zoom[:, None, None] + pos[:, None, :]
+        ppos, pzoom = self._cam(t - 1)
+        to_prev = lambda q: (q - ppos[:, None, :]) * pzoom[:, None, None] + centre
+        # background tiles
+        tx, ty = torch.floor(w[..., 0] / self.tile[:, None]).long(), torch.floor(w[..., 1] / self.tile[:, None]).long()
+        th = hash2(tx, ty, self.seed[:, None])
+        allowed = self.palette.long().cumsum(1)  # k-th allowed family
+        n_allowed = allowed[:, -1:]
+        k = (th % n_allowed) + 1
+        fam = torch.searchsorted(allowed.contiguous(), k.contiguous())
+        color = material(fam, th, w[..., 0], w[..., 1])
+        near = self.bg_near[:, None].expand_as(w[..., 0]).clone()
+        prev = to_prev(w)
+        # objects: nearest containing one wins
+        op, opp = self._obj_pos(t), self._obj_pos(t - 1)
+        rot, prot = self.obj_angle + self.obj_spin * t, self.obj_angle + self.obj_spin * (t - 1)
+        for k in range(self.obj_size.shape[1]):
+            d = w - op[:, None, k]
+            cs, sn = torch.cos(-rot[:, k])[:, None], torch.sin(-rot[:, k])[:, None]
+            lx, ly = cs * d[..., 0] - sn * d[..., 1], sn * d[..., 0] + cs * d[..., 1]
+            sz = self.obj_size[:, k, None]
+            disc = (lx * lx + ly * ly) < sz * sz
+            rect = (lx.abs() < sz) & (ly.abs() < sz * self.obj_aspect[:, k, None])
+            inside = torch.where(self.obj_disc[:, k, None], disc, rect) & (self.obj_near[:, k, None] > near)
+            oc = material(self.obj_fam[:, k, None].expand_as(lx), self.obj_hash[:, k, None].expand_as(lx), lx, ly)
+            cp, sp = torch.cos(prot[:, k])[:, None], torch.sin(prot[:, k])[:, None]
+            wp = opp[:, None, k] + torch.stack([cp * lx - sp * ly, sp * lx + cp * ly], -1)
+            color = torch.where(inside[..., None], oc, color)
+            near = torch.where(inside, self.obj_near[:, k, None].expand_as(near), near)
+            prev = torch.where(inside[..., None], to_prev(wp), prev)
+        light = 1 + self.light_amp * torch.sin(self.light_w * t + self.light_ph)
+        return color * light[:, None, None], near, prev
+
+
+def halton(i, b):
+    f, r = 1.0, 0.0
+    while i > 0:
+        f /= b
+        r += f * (i % b)
+        i //= b
+    return r
+
+
+def jitter(t, period):
+    i = t % period + 1
+    return halton(i, 2) - 0.5, halton(i, 3) - 0.5
+
+
+def render_sequence(scenes: SceneBatch, ratio, frames, spp=16, t0=0, jitter_phase=0):
+    """-> dict of stacked frames: color [T,S,4,rh,rw], motion [T,S,2,rh,rw], depth [T,S,1,rh,rw],
+    jitter [T,2], reference [T,S,4,H,W] (all float32 on the scenes' device)."""
+    W, H = scenes.out
+    rw, rh = max(1, round(W / ratio)), max(1, round(H / ratio))
+    period = max(8, math.ceil(8 * ratio * ratio))
+    dev, S = scenes.device, scenes.S
+    ys, xs = torch.meshgrid(torch.arange(rh, device=dev, dtype=torch.float32), torch.arange(rw, device=dev, dtype=torch.float32), indexing="ij")
+    n = math.ceil(math.sqrt(spp))
+    out = dict(color=[], motion=[], depth=[], jitter=[], reference=[])
+    g = torch.Generator(device=dev).manual_seed(1234 + t0)
+    for ti in range(frames):
+        t = float(t0 + ti)
+        jx, jy = jitter(ti + jitter_phase, period)
+        p = torch.stack([(xs + 0.5 + jx) * (W / rw), (ys + 0.5 + jy) * (H / rh)], -1).view(1, -1, 2).expand(S, -1, -1)
+        c, near, prev = scenes.hit(p, torch.tensor(t, device=dev))
+        mot = (prev - p) * torch.tensor([rw / W, rh / H], device=dev)
+        out["color"].append(torch.cat([c, torch.ones_like(c[..., :1])], -1).view(S, rh, rw, 4).permute(0, 3, 1, 2))
+        out["motion"].append(mot.view(S, rh, rw, 2).permute(0, 3, 1, 2))
+        out["depth"].append(near.view(S, 1, rh, rw))
+        out["jitter"].append(torch.tensor([jx, jy], device=dev))
+        acc = torch.zeros(S, H * W, 3, device=dev)
+        gy, gx = torch.meshgrid(torch.arange(H, device=dev, dtype=torch.float32), torch.arange(W, device=dev, dtype=torch.float32), indexing="ij")
+        for s in range(n * n):
+            o = torch.rand(2, H, W, device=dev, generator=g)
+            q = torch.stack([gx + ((s % n) + o[0]) / n, gy + ((s // n) + o[1]) / n], -1).view(1, -1, 2).expand(S, -1, -1)
+            acc += scenes.hit(q, torch.tensor(t, device=dev))[0]
+        ref = (acc / (n * n)).view(S, H, W, 3).permute(0, 3, 1, 2)
+        out["reference"].append(torch.cat([ref, torch.ones_like(ref[:, :1])], 1))
+    return {k: torch.stack(v) for k, v in out.items()}

@@ -1,0 +1,234 @@
+"""The stages of docs/NETWORK.md §1-3, 5-6 in torch, batched: images are [B, C, H, W] float32."""
+import torch
+import torch.nn.functional as F
+
+from .net import HEAD_CHANNELS, PIXEL_FEATURES, TOKEN
+
+Y_MAX = 1.0 - 1.0 / 1024.0
+
+
+def tonemap(x):
+    return torch.clamp(x / (1.0 + x), max=Y_MAX)
+
+
+def untonemap(y):
+    y = y.clamp(0.0, Y_MAX)
+    return y / (1.0 - y)
+
+
+def luma(c):  # c [..., 3, H, W] along dim -3
+    return 0.2126 * c[..., 0, :, :] + 0.7152 * c[..., 1, :, :] + 0.0722 * c[..., 2, :, :]
+
+
+def sanitize(color, motion, depth):
+    color = torch.nan_to_num(color, nan=0.0, posinf=65504.0, neginf=0.0).clamp(0.0, 65504.0)
+    motion = torch.nan_to_num(motion, nan=0.0, posinf=16384.0, neginf=-16384.0).clamp(-16384.0, 16384.0)
+    depth = torch.nan_to_num(depth, nan=0.0, posinf=1.0, neginf=0.0).clamp(0.0, 1.0)
+    return color, motion, depth
+
+
+def prepare(color, motion, depth, out_size, exposure=1.0, motion_units="render", depth_inverted=True):
+    """color [B,4,rh,rw] linear, motion [B,2,rh,rw], depth [B,1,rh,rw] -> dict of prepared planes."""
+    color, motion, depth = sanitize(color, motion, depth)
+    rh, rw = color.shape[-2:]
+    W, H = out_size
+    c = tonemap(color[:, :3] * exposure)
+    if motion_units == "render":
+        m = torch.stack([motion[:, 0] * (W / rw), motion[:, 1] * (H / rh)], 1)
+    else:
+        m = motion
+    near = depth if depth_inverted else 1.0 - depth
+    return dict(color=c, motion=m, near=near, exposure=exposure)
+
+
+def _gather(img, iy, ix):
+    """img [B,C,h,w]; iy [B,H,1] or [B,H,W], ix [B,1,W] or [B,H,W] long -> [B,C,H,W]."""
+    b, c, h, w = img.shape
+    iy, ix = torch.broadcast_tensors(iy, ix)
+    flat = (iy * w + ix).view(b, 1, -1).expand(b, c, -1)
+    return torch.gather(img.reshape(b, c, h * w), 2, flat).view(b, c, *iy.shape[1:])
+
+
+def catmull_rom_weights(f):
+    return [f * (-0.5 + f * (1.0 - 0.5 * f)), 1.0 + f * f * (-2.5 + 1.5 * f), f * (0.5 + f * (2.0 - 1.5 * f)), f * f * (-0.5 + 0.5 * f)]
+
+
+def sample_catmull_rom(img, px, py):
+    """img [B,C,h,w]; px, py [B,H,W] in pixel units -> [B,C,H,W]; clamp-to-edge."""
+    h, w = img.shape[-2:]
+    ux, uy = px - 0.5, py - 0.5
+    fx0, fy0 = torch.floor(ux), torch.floor(uy)
+    wx, wy = catmull_rom_weights(ux - fx0), catmull_rom_weights(uy - fy0)
+    ix, iy = fx0.long(), fy0.long()
+    out = 0.0
+    for j in range(4):
+        row = 0.0
+        yj = (iy - 1 + j).clamp(0, h - 1)
+        for i in range(4):
+            row = row + wx[i].unsqueeze(1) * _gather(img, yj, (ix - 1 + i).clamp(0, w - 1))
+        out = out + wy[j].unsqueeze(1) * row
+    return out
+
+
+def sample_bilinear(img, px, py):
+    h, w = img.shape[-2:]
+    ux, uy = px - 0.5, py - 0.5
+    fx0, fy0 = torch.floor(ux), torch.floor(uy)
+    fx, fy = (ux - fx0).unsqueeze(1), (uy - fy0).unsqueeze(1)
+    ix, iy = fx0.long(), fy0.long()
+    g = lambda dy, dx: _gather(img, (iy + dy).clamp(0, h - 1), (ix + dx).clamp(0, w - 1))
+    top = g(0, 0) + (g(0, 1) - g(0, 0)) * fx
+    bot = g(1, 0) + (g(1, 1) - g(1, 0)) * fx
+    return top + (bot - top) * fy
+
+
+def new_history(b, W, H, device):
+    z = lambda c: torch.zeros(b, c, H, W, device=device)
+    return dict(color=z(3), near=z(1), memory=z(2), exposure=1.0, valid=torch.zeros(b, device=device))
+
+
+def pixel_context(p, hist, jitter, reset):
+    """p: prepared frame; hist: history dict; jitter [B,2]; reset [B] bool -> context dict."""
+    c = p["color"]
+    B, _, rh, rw = c.shape
+    H, W = hist["color"].shape[-2:]
+    dev = c.device
+    xs = torch.arange(W, device=dev, dtype=torch.float32)
+    ys = torch.arange(H, device=dev, dtype=torch.float32)
+    prx = ((xs + 0.5) * rw / W).view(1, 1, W).expand(B, 1, W)
+    pry = ((ys + 0.5) * rh / H).view(1, H, 1).expand(B, H, 1)
+    jx, jy = jitter[:, 0].view(B, 1, 1), jitter[:, 1].view(B, 1, 1)
+    nx = torch.floor(prx - jx).clamp(0, rw - 1)
+    ny = torch.floor(pry - jy).clamp(0, rh - 1)
+    offset = torch.stack(torch.broadcast_tensors(prx - (nx + 0.5 + jx), pry - (ny + 0.5 + jy)), 1)  # [B,2,H,W]
+    nxl, nyl = nx.long(), ny.long()
+    d2, cols, nears, mots = [], [], [], []
+    for k in range(9):
+        dx, dy = k % 3 - 1, k // 3 - 1
+        kx = (nxl + dx).clamp(0, rw - 1)
+        ky = (nyl + dy).clamp(0, rh - 1)
+        qx = kx.float() + 0.5 + jx
+        qy = ky.float() + 0.5 + jy
+        d2.append((prx - qx) * (prx - qx) + (pry - qy) * (pry - qy))
+        cols.append(_gather(c, ky, kx))
+        nears.append(_gather(p["near"], ky, kx))
+        mots.append(_gather(p["motion"], ky, kx))
+    d2 = torch.stack(torch.broadcast_tensors(*d2), 1)  # [B,9,H,W]
+    cols = torch.stack(cols, 1)  # [B,9,3,H,W]
+    nears = torch.stack(nears, 1)[:, :, 0]  # [B,9,H,W]
+    mots = torch.stack(mots, 1)  # [B,9,2,H,W]
+    m = mots[:, 4]
+    px = (xs.view(1, 1, W) + 0.5) + m[:, 0]
+    py = (ys.view(1, H, 1) + 0.5) + m[:, 1]
+    outside = torch.zeros_like(px)
+    for v in (-px, px - W, -py, py - H):
+        outside = torch.maximum(outside, v)
+    ok = (hist["valid"] * (~reset).float()).view(B, 1, 1)
+    valid = (1.0 - outside).clamp(0.0, 1.0) * ok
+    hc = sample_catmull_rom(hist["color"], px, py).clamp(0.0, Y_MAX)
+    if hist["exposure"] != p["exposure"]:
+        hc = tonemap(untonemap(hc) * (p["exposure"] / hist["exposure"]))
+    prev_near = sample_bilinear(hist["near"], px, py)[:, 0]
+    memory = sample_bilinear(hist["memory"], px, py)
+    return dict(offset=offset, d2=d2, c=cols, near=nears, motion=mots, prev=torch.stack([px, py], 1),
+                hist=hc, valid=valid, prev_near=prev_near, memory=memory)
+
+
+def features(ctx):
+    """-> [B,16,H,W]."""
+    c, near, mot = ctx["c"], ctx["near"], ctx["motion"]
+    nmin, nmax = near.min(1).values, near.max(1).values
+    lum = luma(c)  # [B,9,H,W]
+    dm = mot - mot[:, 4:5]
+    u = torch.sqrt(dm[:, :, 0] ** 2 + dm[:, :, 1] ** 2).max(1).values
+    a = near[:, 4]
+    f = [c[:, 4], ctx["offset"], ctx["hist"],
+         ((nmax - nmin) / (nmax + 1e-3)).unsqueeze(1),
+         (u / (1.0 + u)).unsqueeze(1),
+         ((a - ctx["prev_near"]).abs() / (torch.maximum(a, ctx["prev_near"]) + 1e-3)).unsqueeze(1),
+         ctx["valid"].unsqueeze(1), lum.min(1).values.unsqueeze(1), lum.max(1).values.unsqueeze(1), ctx["memory"]]
+    out = torch.cat(f, 1)
+    assert out.shape[1] == PIXEL_FEATURES
+    return out
+
+
+def padded_grid(W, H, alignment):
+    tw, th = -(-W // TOKEN), -(-H // TOKEN)
+    return -(-tw // alignment) * alignment, -(-th // alignment) * alignment
+
+
+def round16(x):
+    return x.half().float()
+
+
+def tokens(net, feats, round_f16=False):
+    """feats [B,16,H,W] -> tokens [B,Th,Tw,16P] on the padded grid (zero outside the output)."""
+    B, _, H, W = feats.shape
+    pw, ph = padded_grid(W, H, net.cfg.alignment)
+    e = F.silu(net.pixel_embed(feats.permute(0, 2, 3, 1)))  # [B,H,W,P]
+    P = e.shape[-1]
+    e = F.pad(e, (0, 0, 0, pw * TOKEN - W, 0, ph * TOKEN - H))
+    t = e.view(B, ph, TOKEN, pw, TOKEN, P).permute(0, 1, 3, 2, 4, 5).reshape(B, ph, pw, 16 * P)
+    return round16(t) if round_f16 else t
+
+
+def head_pixels(head_tokens, W, H):
+    """[B,Th,Tw,128] -> per-pixel head [B,8,H,W]."""
+    B, th, tw, _ = head_tokens.shape
+    h = head_tokens.view(B, th, tw, TOKEN, TOKEN, HEAD_CHANNELS).permute(0, 5, 1, 3, 2, 4).reshape(B, HEAD_CHANNELS, th * TOKEN, tw * TOKEN)
+    return h[:, :, :H, :W]
+
+
+def decode(h):
+    """[B,8,H,W] -> controls."""
+    return dict(blend=torch.sigmoid(h[:, 0]), sigma=torch.exp(h[:, 1].clamp(-2.5, 1.0)), clamp=torch.sigmoid(h[:, 2]),
+                residual=0.5 * torch.tanh(h[:, 3:6]), memory=torch.tanh(h[:, 6:8]))
+
+
+def fixed_controls(blend, sigma, clamp, like):
+    B, _, H, W = like.shape
+    full = lambda v: torch.full((B, H, W), float(v), device=like.device)
+    return dict(blend=full(blend), sigma=full(sigma), clamp=full(clamp),
+                residual=torch.zeros(B, 3, H, W, device=like.device), memory=torch.zeros(B, 2, H, W, device=like.device))
+
+
+def reconstruct(ctx, ctl):
+    """-> tonemapped output [B,3,H,W]."""
+    d2 = ctx["d2"]
+    d2min = d2.min(1, keepdim=True).values
+    inv = 1.0 / (2.0 * ctl["sigma"] * ctl["sigma"])
+    w = torch.exp(-(d2 - d2min) * inv.unsqueeze(1))  # [B,9,H,W]
+    c = ctx["c"]  # [B,9,3,H,W]
+    cur = (w.unsqueeze(2) * c).sum(1) / w.sum(1, keepdim=True)
+    lo, hi = c.min(1).values, c.max(1).values
+    h = ctx["hist"]
+    rect = h + ctl["clamp"].unsqueeze(1) * (torch.minimum(torch.maximum(h, lo), hi) - h)
+    alpha = (ctl["blend"] * ctx["valid"]).unsqueeze(1)
+    out = alpha * rect + (1.0 - alpha) * cur + ctl["residual"] * (hi - lo)
+    return out.clamp(0.0, Y_MAX)
+
+
+def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False):
+    """One evaluation. Returns (tonemapped output, new history, extras)."""
+    B = jitter.shape[0]
+    H, W = hist["color"].shape[-2:]
+    if bool(reset.any()):
+        keep = (~reset).float().view(B, 1, 1, 1)
+        hist = dict(hist, color=hist["color"] * keep, near=hist["near"] * keep, memory=hist["memory"] * keep,
+                    valid=hist["valid"] * (~reset).float())
+    ctx = pixel_context(p, hist, jitter, reset)
+    extras = {}
+    if fixed is not None:
+        ctl = fixed_controls(*fixed, like=ctx["hist"])
+    else:
+        toks = tokens(net, features(ctx), round_f16)
+        head = net(toks, phase)
+        if round_f16:
+            head = round16(head)
+        extras = dict(tokens=toks, head=head)
+        ctl = decode(head_pixels(head, W, H))
+    out = reconstruct(ctx, ctl)
+    r = round16 if round_f16 else (lambda x: x)
+    new = dict(color=r(out), near=r(ctx["near"][:, 4:5]), memory=r(ctl["memory"]), exposure=p["exposure"],
+               valid=torch.ones(B, device=out.device))
+    return out, new, extras
