@@ -23,13 +23,16 @@ from tessel_train.net import Config, TesselNet, init_like_reference  # noqa: E40
 from tessel_train.scenes import SceneBatch, render_sequence  # noqa: E402
 
 RATIOS = (1.5, 2.0, 3.0)
+GRID_BLEND = (0.55, 0.65, 0.75, 0.85, 0.92)
+GRID_SIGMA = (0.2, 0.3, 0.42, 0.6)
+GRID_CLAMP = (0.0, 0.15, 0.35, 0.7, 1.0)
 
 
 def log(*a):
     print(time.strftime("%H:%M:%S"), *a, flush=True)
 
 
-def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=32):
+def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64):
     """{ratio: dict of f16 tensors [T,S,...]} generated on the device."""
     cache = {}
     for ri, ratio in enumerate(RATIOS):
@@ -39,16 +42,13 @@ def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=32):
             sb = SceneBatch(s, seed * 100003 + ri * 1009 + c0, device, out_size=(size, size))
             seq = render_sequence(sb, ratio, frames, spp=spp, t0=(c0 * 7) % 50, jitter_phase=c0)
             parts.append({k: (v.half() if k != "jitter" else v) for k, v in seq.items()})
-        cache[ratio] = {k: torch.cat([p[k] for p in parts], 1) if k != "jitter" else torch.stack([p[k] for p in parts], 0) for k in parts[0]}
+        cache[ratio] = {k: torch.cat([p[k] for p in parts], 1) for k in parts[0]}
     return cache
 
 
 def batch_from(cache, ratio, idx):
     d = cache[ratio]
-    b = {k: d[k][:, idx].float() for k in ("color", "motion", "depth", "reference")}
-    # jitter stored per chunk of 32 sequences: [chunks, T, 2]
-    b["jitter"] = d["jitter"][torch.div(idx, 32, rounding_mode="floor")].float().permute(1, 0, 2)  # [T,B,2]
-    return b
+    return {k: d[k][:, idx].float() for k in ("color", "motion", "depth", "reference", "jitter")}
 
 
 def run_sequence(net, b, size, fixed=None, t_range=None, grad=False, hist=None, phase0=0):
@@ -76,7 +76,7 @@ def psnr_frames(outs, gts, start):
 
 def tune_baseline(cache, size, n, start):
     """Grid search of the fixed head on training sequences only (mean PSNR over frames >= start)."""
-    grid = [(bl, sg, cl) for bl in (0.75, 0.85, 0.9, 0.94, 0.97) for sg in (0.35, 0.5, 0.7, 1.0) for cl in (0.25, 0.5, 0.75, 1.0)]
+    grid = [(bl, sg, cl) for bl in GRID_BLEND for sg in GRID_SIGMA for cl in GRID_CLAMP]
     scores = []
     idx = torch.arange(n, device=next(iter(cache.values()))["color"].device)
     for g in grid:
@@ -110,7 +110,9 @@ def main():
     ap.add_argument("--size", type=int, default=128)
     ap.add_argument("--frames", type=int, default=16)
     ap.add_argument("--chunk", type=int, default=4, help="truncated BPTT length (frames)")
-    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--deadline", type=float, default=0.0,
+                    help="hard wall-clock limit in seconds from start (0: none): training stops early so export always finishes")
     ap.add_argument("--cache", type=int, default=256, help="training sequences per ratio")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
@@ -143,7 +145,7 @@ def main():
     else:
         ck = None
         t0 = time.time()
-        baseline, base_score, top = tune_baseline(cache, a.size, min(48, a.cache), start)
+        baseline, base_score, top = tune_baseline(cache, a.size, min(32, a.cache), start)
         log(f"tuned baseline (training sequences, frames 8..): blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]} "
             f"-> {base_score:.3f} dB ({time.time() - t0:.1f} s); top 5: {top}")
         init_like_reference(net, baseline, seed=a.seed)
@@ -201,6 +203,9 @@ def main():
                 history.append(dict(step=step, seconds=round(time.time() - t_train + spent, 1), loss=round(run_loss, 5), ratio=ratio, lr=lr))
                 if step % 500 == 0:
                     log(f"step {step}/{total_steps} loss {run_loss:.4f} lr {lr:.2e}")
+            if a.deadline and time.time() - t_start > a.deadline - 75 and (total_steps is None or step < total_steps):
+                log(f"deadline: stopping at step {step} of {total_steps}")
+                total_steps = step
             if time.time() - last_ckpt > a.ckpt_every:
                 save()
                 last_ckpt = time.time()
@@ -227,7 +232,7 @@ def main():
     prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, steps=step, train_seconds=round(train_seconds, 1),
                 data_seconds=round(t_data, 1), final_loss=history[-1]["loss"] if history else None, batch=a.batch, frames=a.frames,
                 tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, ratios=list(RATIOS), validation=res,
-                baseline_search=dict(score_db=base_score, grid="blend {.75,.85,.9,.94,.97} x sigma {.35,.5,.7,1} x clamp {.25,.5,.75,1}"))
+                baseline_search=dict(score_db=base_score, grid=dict(blend=GRID_BLEND, sigma=GRID_SIGMA, clamp=GRID_CLAMP), sequences_per_ratio=min(32, a.cache), frames_scored=f"{start}..{a.frames - 1}"))
     export_package(net.float().cpu(), a.package, "tessel-v1",
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
                    baseline, prov)

@@ -141,7 +141,8 @@ class SceneBatch:
         return self.cam_start[:, None, :] + self.obj_off + self.obj_vel * t + self.obj_orbit[..., None] * torch.stack([torch.cos(a), torch.sin(a)], -1)
 
     def hit(self, p, t):
-        """p [S,N,2] screen (output px) at frame t -> colour [S,N,3], near [S,N], prev [S,N,2]."""
+        """p [S,N,2] screen (output px) at frame t -> colour [S,N,3], near [S,N], prev [S,N,2].
+        Geometry first (which surface covers each point), then one material evaluation per point."""
         W, H = self.out
         centre = torch.tensor([W / 2, H / 2], device=self.device)
         pos, zoom = self._cam(t)
@@ -150,31 +151,32 @@ class SceneBatch:
         to_prev = lambda q: (q - ppos[:, None, :]) * pzoom[:, None, None] + centre
         # background tiles
         tx, ty = torch.floor(w[..., 0] / self.tile[:, None]).long(), torch.floor(w[..., 1] / self.tile[:, None]).long()
-        th = hash2(tx, ty, self.seed[:, None])
+        mh = hash2(tx, ty, self.seed[:, None])
         allowed = self.palette.long().cumsum(1)  # k-th allowed family
-        n_allowed = allowed[:, -1:]
-        k = (th % n_allowed) + 1
+        k = (mh % allowed[:, -1:]) + 1
         fam = torch.searchsorted(allowed.contiguous(), k.contiguous())
-        color = material(fam, th, w[..., 0], w[..., 1])
-        near = self.bg_near[:, None].expand_as(w[..., 0]).clone()
+        lx, ly = w[..., 0], w[..., 1]
+        near = self.bg_near[:, None].expand_as(lx).clone()
         prev = to_prev(w)
-        # objects: nearest containing one wins
+        # objects: the nearest one containing the point wins
         op, opp = self._obj_pos(t), self._obj_pos(t - 1)
         rot, prot = self.obj_angle + self.obj_spin * t, self.obj_angle + self.obj_spin * (t - 1)
-        for k in range(self.obj_size.shape[1]):
-            d = w - op[:, None, k]
-            cs, sn = torch.cos(-rot[:, k])[:, None], torch.sin(-rot[:, k])[:, None]
-            lx, ly = cs * d[..., 0] - sn * d[..., 1], sn * d[..., 0] + cs * d[..., 1]
-            sz = self.obj_size[:, k, None]
-            disc = (lx * lx + ly * ly) < sz * sz
-            rect = (lx.abs() < sz) & (ly.abs() < sz * self.obj_aspect[:, k, None])
-            inside = torch.where(self.obj_disc[:, k, None], disc, rect) & (self.obj_near[:, k, None] > near)
-            oc = material(self.obj_fam[:, k, None].expand_as(lx), self.obj_hash[:, k, None].expand_as(lx), lx, ly)
-            cp, sp = torch.cos(prot[:, k])[:, None], torch.sin(prot[:, k])[:, None]
-            wp = opp[:, None, k] + torch.stack([cp * lx - sp * ly, sp * lx + cp * ly], -1)
-            color = torch.where(inside[..., None], oc, color)
-            near = torch.where(inside, self.obj_near[:, k, None].expand_as(near), near)
+        for o in range(self.obj_size.shape[1]):
+            d = w - op[:, None, o]
+            cs, sn = torch.cos(-rot[:, o])[:, None], torch.sin(-rot[:, o])[:, None]
+            ox, oy = cs * d[..., 0] - sn * d[..., 1], sn * d[..., 0] + cs * d[..., 1]
+            sz = self.obj_size[:, o, None]
+            disc = (ox * ox + oy * oy) < sz * sz
+            rect = (ox.abs() < sz) & (oy.abs() < sz * self.obj_aspect[:, o, None])
+            inside = torch.where(self.obj_disc[:, o, None], disc, rect) & (self.obj_near[:, o, None] > near)
+            cp, sp = torch.cos(prot[:, o])[:, None], torch.sin(prot[:, o])[:, None]
+            wp = opp[:, None, o] + torch.stack([cp * ox - sp * oy, sp * ox + cp * oy], -1)
+            fam = torch.where(inside, self.obj_fam[:, o, None], fam)
+            mh = torch.where(inside, self.obj_hash[:, o, None], mh)
+            lx, ly = torch.where(inside, ox, lx), torch.where(inside, oy, ly)
+            near = torch.where(inside, self.obj_near[:, o, None].expand_as(near), near)
             prev = torch.where(inside[..., None], to_prev(wp), prev)
+        color = material(fam, mh, lx, ly)
         light = 1 + self.light_amp * torch.sin(self.light_w * t + self.light_ph)
         return color * light[:, None, None], near, prev
 
@@ -195,7 +197,7 @@ def jitter(t, period):
 
 def render_sequence(scenes: SceneBatch, ratio, frames, spp=16, t0=0, jitter_phase=0):
     """-> dict of stacked frames: color [T,S,4,rh,rw], motion [T,S,2,rh,rw], depth [T,S,1,rh,rw],
-    jitter [T,2], reference [T,S,4,H,W] (all float32 on the scenes' device)."""
+    jitter [T,S,2], reference [T,S,4,H,W] (all float32 on the scenes' device)."""
     W, H = scenes.out
     rw, rh = max(1, round(W / ratio)), max(1, round(H / ratio))
     period = max(8, math.ceil(8 * ratio * ratio))
@@ -213,13 +215,13 @@ def render_sequence(scenes: SceneBatch, ratio, frames, spp=16, t0=0, jitter_phas
         out["color"].append(torch.cat([c, torch.ones_like(c[..., :1])], -1).view(S, rh, rw, 4).permute(0, 3, 1, 2))
         out["motion"].append(mot.view(S, rh, rw, 2).permute(0, 3, 1, 2))
         out["depth"].append(near.view(S, 1, rh, rw))
-        out["jitter"].append(torch.tensor([jx, jy], device=dev))
-        acc = torch.zeros(S, H * W, 3, device=dev)
+        out["jitter"].append(torch.tensor([jx, jy], device=dev).expand(S, 2))
         gy, gx = torch.meshgrid(torch.arange(H, device=dev, dtype=torch.float32), torch.arange(W, device=dev, dtype=torch.float32), indexing="ij")
-        for s in range(n * n):
-            o = torch.rand(2, H, W, device=dev, generator=g)
-            q = torch.stack([gx + ((s % n) + o[0]) / n, gy + ((s // n) + o[1]) / n], -1).view(1, -1, 2).expand(S, -1, -1)
-            acc += scenes.hit(q, torch.tensor(t, device=dev))[0]
+        o = torch.rand(n * n, 2, H, W, device=dev, generator=g)
+        sidx = torch.arange(n * n, device=dev, dtype=torch.float32).view(-1, 1, 1)
+        q = torch.stack([gx + (torch.remainder(sidx, n) + o[:, 0]) / n, gy + (torch.floor(sidx / n) + o[:, 1]) / n], -1)
+        cs = scenes.hit(q.view(1, -1, 2).expand(S, -1, -1), torch.tensor(t, device=dev))[0]
+        acc = cs.view(S, n * n, H * W, 3).sum(1)
         ref = (acc / (n * n)).view(S, H, W, 3).permute(0, 3, 1, 2)
         out["reference"].append(torch.cat([ref, torch.ones_like(ref[:, :1])], 1))
     return {k: torch.stack(v) for k, v in out.items()}
