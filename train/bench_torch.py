@@ -95,6 +95,12 @@ def main():
         print(f"{w}x{h}: tokens {pw}x{ph}, {flops / 1e9:.2f} GFLOP; eager {r['eager_ms']:.3f} ms, CUDA graphs {r['graphs_ms']:.3f} ms "
               f"(min {r['graphs_min_ms']:.3f}) = {r['tflops']:.1f} TFLOP/s", flush=True)
     if a.compile:
+        # One compiled graph per (size, window phase): 16 in all, above dynamo's default limit of 8,
+        # past which it silently falls back to eager.
+        import torch._dynamo
+        torch._dynamo.config.cache_size_limit = 64
+        if hasattr(torch._dynamo.config, "recompile_limit"):
+            torch._dynamo.config.recompile_limit = 64
         comp = torch.compile(net, dynamic=False)
         for (w, h) in sizes:
             r = res["sizes"][f"{w}x{h}"]
