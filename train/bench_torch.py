@@ -10,6 +10,7 @@ import sys
 import time
 
 import torch
+import torch._dynamo
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train.export import load_package  # noqa: E402
@@ -97,7 +98,6 @@ def main():
     if a.compile:
         # One compiled graph per (size, window phase): 16 in all, above dynamo's default limit of 8,
         # past which it silently falls back to eager.
-        import torch._dynamo
         torch._dynamo.config.cache_size_limit = 64
         if hasattr(torch._dynamo.config, "recompile_limit"):
             torch._dynamo.config.recompile_limit = 64
