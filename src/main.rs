@@ -1,5 +1,18 @@
 //! tessel: an open neural temporal upscaler. The command-line front end.
 
+/// println! that ends the program quietly when stdout's reader has gone (`tessel info | head`)
+/// instead of panicking.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        if let Err(e) = writeln!(std::io::stdout(), $($t)*) {
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                std::process::exit(0);
+            }
+        }
+    }};
+}
+
 mod cli;
 mod scene;
 
@@ -132,14 +145,14 @@ fn run() -> Result<()> {
             let spec = SceneSpec { kind, seed, ratio, frames, output: size, spp, reset_at };
             let p = cli::scene::write_scene(&spec, &out, bits, false)?;
             let (rw, rh) = spec.render_size();
-            println!("{}: {:?} seed {seed}, {frames} frames, {rw}x{rh} -> {}x{}, jitter period {}", p.display(), kind, size.0, size.1, spec.jitter_period());
+            say!("{}: {:?} seed {seed}, {frames} frames, {rw}x{rh} -> {}x{}, jitter period {}", p.display(), kind, size.0, size.1, spec.jitter_period());
             Ok(())
         }
         Cmd::Replay { frames, network, model, out, png, exr } => {
             let r = cli::replay::replay(&frames, &out, &cli::replay::ReplayOptions { network, model, png, exr, quiet: false })?;
-            println!("{} frames -> {}; mean {:.1} ms/frame", r.frames.len(), out.display(), r.mean_frame_ms);
+            say!("{} frames -> {}; mean {:.1} ms/frame", r.frames.len(), out.display(), r.mean_frame_ms);
             if let Some(p) = r.mean_psnr_from_8 {
-                println!("mean PSNR frames 8..: {p:.3} dB");
+                say!("mean PSNR frames 8..: {p:.3} dB");
             }
             Ok(())
         }
@@ -157,7 +170,7 @@ fn run() -> Result<()> {
         Cmd::InitModel { seed, out } => {
             let pkg = tessel_model::package::ModelPackage::untrained(Default::default(), seed);
             pkg.write(&out)?;
-            println!("{}: untrained package '{}' ({} parameters) — for tests only", out.display(), pkg.name, pkg.config.parameter_count());
+            say!("{}: untrained package '{}' ({} parameters) — for tests only", out.display(), pkg.name, pkg.config.parameter_count());
             Ok(())
         }
     }

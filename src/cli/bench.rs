@@ -33,7 +33,7 @@ pub fn bench(o: &BenchOptions) -> Result<()> {
     }
     let col = |f: fn(&tessel_model::pipeline::StageTimes) -> f64| median(&times.iter().map(f).collect::<Vec<_>>());
     let (rw, rh) = spec.render_size();
-    println!("bench: {rw}x{rh} -> {}x{}, {} frames after 1 warm-up (CPU wall time, median ms)", o.output.0, o.output.1, o.frames);
-    println!("  prepare {:>9.2}\n  input   {:>9.2}\n  network {:>9.2}\n  recon   {:>9.2}\n  frame   {:>9.2}", col(|t| t.prepare_ms), col(|t| t.input_ms), col(|t| t.network_ms), col(|t| t.reconstruct_ms), col(|t| t.total_ms()));
+    say!("bench: {rw}x{rh} -> {}x{}, {} frames after 1 warm-up (CPU wall time, median ms)", o.output.0, o.output.1, o.frames);
+    say!("  prepare {:>9.2}\n  input   {:>9.2}\n  network {:>9.2}\n  recon   {:>9.2}\n  frame   {:>9.2}", col(|t| t.prepare_ms), col(|t| t.input_ms), col(|t| t.network_ms), col(|t| t.reconstruct_ms), col(|t| t.total_ms()));
     Ok(())
 }

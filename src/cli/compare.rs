@@ -113,9 +113,9 @@ pub fn compare(dirs: &[PathBuf], frames_json: &Path, from: usize) -> Result<Comp
 }
 
 pub fn print_table(r: &CompareReport) {
-    println!("{} frames {}..{} (PSNR/SSIM on tonemapped colour; temporal: RMS error of frame-to-frame change, lower is steadier)", r.sequence, r.from_frame, r.frames.last().copied().unwrap_or(0));
-    println!("{:<52} {:>10} {:>8} {:>10}", "method", "PSNR dB", "SSIM", "temporal");
+    say!("{} frames {}..{} (PSNR/SSIM on tonemapped colour; temporal: RMS error of frame-to-frame change, lower is steadier)", r.sequence, r.from_frame, r.frames.last().copied().unwrap_or(0));
+    say!("{:<52} {:>10} {:>8} {:>10}", "method", "PSNR dB", "SSIM", "temporal");
     for m in &r.methods {
-        println!("{:<52} {:>10.3} {:>8.4} {:>10.5}", m.method, m.mean_psnr, m.mean_ssim, m.mean_temporal);
+        say!("{:<52} {:>10.3} {:>8.4} {:>10.5}", m.method, m.mean_psnr, m.mean_ssim, m.mean_temporal);
     }
 }

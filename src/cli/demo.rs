@@ -25,8 +25,8 @@ pub struct DemoOptions {
 pub fn demo(o: &DemoOptions) -> Result<()> {
     let spec = SceneSpec { kind: SceneKind::Mixed, seed: 2026, ratio: o.ratio, frames: o.frames, output: o.output, spp: 16, reset_at: Some(o.frames / 2) };
     let (rw, rh) = spec.render_size();
-    println!("tessel demo: built-in scene 'mixed' seed 2026, {rw}x{rh} -> {}x{} ({}x), {} frames", o.output.0, o.output.1, o.ratio, o.frames);
-    println!("device: CPU reference (f32, {} threads); Vulkan and HIP network backends are not built yet", rayon::current_num_threads());
+    say!("tessel demo: built-in scene 'mixed' seed 2026, {rw}x{rh} -> {}x{} ({}x), {} frames", o.output.0, o.output.1, o.ratio, o.frames);
+    say!("device: CPU reference (f32, {} threads); Vulkan and HIP network backends are not built yet", rayon::current_num_threads());
     let scene_dir = o.out.join("scene");
     let frames_json = write_scene(&spec, &scene_dir, 16, false)?;
 
@@ -42,8 +42,8 @@ pub fn demo(o: &DemoOptions) -> Result<()> {
             replay(&frames_json, &net, &opts(NetworkChoice::Cpu))?;
             dirs.push(net);
         }
-        Some(m) => println!("model '{}' is UNTRAINED (test weights): showing the TAAU baseline only", m.name),
-        None => println!("no trained model is shipped in models/ yet: showing the non-neural TAAU baseline (the same reconstruction with fixed head values)"),
+        Some(m) => say!("model '{}' is UNTRAINED (test weights): showing the TAAU baseline only", m.name),
+        None => say!("no trained model is shipped in models/ yet: showing the non-neural TAAU baseline (the same reconstruction with fixed head values)"),
     }
     let report = compare(&dirs, &frames_json, 8)?;
     print_table(&report);
@@ -53,8 +53,8 @@ pub fn demo(o: &DemoOptions) -> Result<()> {
     let last = seq.len() - 1;
     let pic = o.out.join("side_by_side.png");
     side_by_side(&seq, last, &dirs, &pic)?;
-    println!("outputs: {} (PNG per frame in each method's folder)", o.out.display());
-    println!("side by side, frame {last}: {} (left to right: bicubic, {}, ground truth; bottom row: 3x centre crop)", pic.display(), dirs.iter().map(|d| d.file_name().unwrap().to_string_lossy().to_string()).collect::<Vec<_>>().join(", "));
+    say!("outputs: {} (PNG per frame in each method's folder)", o.out.display());
+    say!("side by side, frame {last}: {} (left to right: bicubic, {}, ground truth; bottom row: 3x centre crop)", pic.display(), dirs.iter().map(|d| d.file_name().unwrap().to_string_lossy().to_string()).collect::<Vec<_>>().join(", "));
     Ok(())
 }
 

@@ -8,27 +8,27 @@ use tessel_model::config::{TokenGrid, HEAD_CHANNELS, PIXEL_FEATURES};
 use crate::cli::common::{find_model, model_candidates};
 
 pub fn info(model: Option<&Path>) -> Result<()> {
-    println!("tessel {}", env!("CARGO_PKG_VERSION"));
-    println!("backends: cpu reference (f32, {} threads) | vulkan: not built yet | hip: not built yet", rayon::current_num_threads());
+    say!("tessel {}", env!("CARGO_PKG_VERSION"));
+    say!("backends: cpu reference (f32, {} threads) | vulkan: not built yet | hip: not built yet", rayon::current_num_threads());
     let Some(pkg) = find_model(model)? else {
-        println!("model: none found (looked in {})", model_candidates().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+        say!("model: none found (looked in {})", model_candidates().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
         return Ok(());
     };
     let c = &pkg.config;
-    println!("model: {}{}", pkg.name, if pkg.trained { "" } else { "  [UNTRAINED: test weights]" });
-    println!("  {}", pkg.description);
-    println!(
+    say!("model: {}{}", pkg.name, if pkg.trained { "" } else { "  [UNTRAINED: test weights]" });
+    say!("  {}", pkg.description);
+    say!(
         "  channels {:?}, encoder depths {:?}, bottleneck {}, decoder depths {:?}, mlp ratio {}, pixel embed {} -> token {} ch",
         c.channels, c.encoder_depths, c.bottleneck_depth, c.decoder_depths, c.mlp_ratio, c.pixel_embed, c.token_channels()
     );
-    println!("  {} features per pixel, {} head channels per pixel, {} parameters, {} tensors", PIXEL_FEATURES, HEAD_CHANNELS, c.parameter_count(), pkg.tensors.len());
-    println!("  baseline (--network none): blend {:.3}, sigma {:.3}, clamp {:.3}", pkg.baseline.blend, pkg.baseline.sigma, pkg.baseline.clamp);
-    println!("  {:<12} {:>12} {:>10} {:>10}", "output", "tokens", "GFLOP", "MB tokens");
+    say!("  {} features per pixel, {} head channels per pixel, {} parameters, {} tensors", PIXEL_FEATURES, HEAD_CHANNELS, c.parameter_count(), pkg.tensors.len());
+    say!("  baseline (--network none): blend {:.3}, sigma {:.3}, clamp {:.3}", pkg.baseline.blend, pkg.baseline.sigma, pkg.baseline.clamp);
+    say!("  {:<12} {:>12} {:>10} {:>10}", "output", "tokens", "GFLOP", "MB tokens");
     for (w, h) in [(1920, 1080), (2560, 1440), (3840, 2160)] {
         let g = TokenGrid::new(c, w, h);
         let f = c.flops(w, h).total() as f64 / 1e9;
         let mb = (g.padded_w * g.padded_h * c.token_channels() * 2) as f64 / 1e6;
-        println!("  {:<12} {:>12} {:>10.2} {:>10.1}", format!("{w}x{h}"), format!("{}x{}", g.padded_w, g.padded_h), f, mb);
+        say!("  {:<12} {:>12} {:>10.2} {:>10.1}", format!("{w}x{h}"), format!("{}x{}", g.padded_w, g.padded_h), f, mb);
     }
     Ok(())
 }

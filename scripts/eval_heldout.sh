@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Held-out quality: `tessel scene` sequences (the Rust generator; no sequence of it is used in
+# training) at 1.5x, 2x, 3x for every scene kind, run through the network (CPU reference) and the
+# tuned TAAU baseline, scored by `tessel compare` over frames 8..31. Prints a markdown table.
+#   bash scripts/eval_heldout.sh [OUT_DIR] [SIZE] [SEED]
+set -euo pipefail
+OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}
+T=./target/release/tessel
+[ -x "$T" ] || cargo build --release -q
+mkdir -p "$OUT"
+for ratio in 1.5 2 3; do
+  for kind in street fabric traffic night mixed; do
+    d="$OUT/$kind-$ratio"
+    $T scene --kind "$kind" --seed "$SEED" --ratio "$ratio" --size "$SIZE" --frames 32 --out "$d/scene" >/dev/null
+    $T replay "$d/scene/frames.json" --network cpu --out "$d/net" >/dev/null 2>&1
+    $T replay "$d/scene/frames.json" --network none --out "$d/taau" >/dev/null 2>&1
+    $T compare "$d/net" "$d/scene/frames.json" --also "$d/taau" --json "$d/compare.json" >/dev/null
+    echo "done $kind $ratio" >&2
+  done
+done
+python3 - "$OUT" <<'PY'
+import json, sys, glob, os
+rows = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*", "compare.json"))):
+    kind, ratio = os.path.basename(os.path.dirname(f)).rsplit("-", 1)
+    m = json.load(open(f))["methods"]
+    rows.setdefault(ratio, []).append((kind, m[0], m[1], m[2]))
+print("| ratio | kind | bicubic dB | TAAU (tuned) dB | tessel dB | tessel - TAAU | tessel - bicubic | temporal TAAU | temporal tessel |")
+print("|---|---|---|---|---|---|---|---|---|")
+for ratio in sorted(rows, key=float):
+    acc = [0.0] * 5
+    for kind, b, n, t in rows[ratio]:
+        vals = (b["mean_psnr"], t["mean_psnr"], n["mean_psnr"], t["mean_temporal"], n["mean_temporal"])
+        acc = [a + v for a, v in zip(acc, vals)]
+        print(f"| {ratio}x | {kind} | {vals[0]:.2f} | {vals[1]:.2f} | {vals[2]:.2f} | {vals[2]-vals[1]:+.2f} | {vals[2]-vals[0]:+.2f} | {vals[3]:.4f} | {vals[4]:.4f} |")
+    k = len(rows[ratio]); a = [v / k for v in acc]
+    print(f"| **{ratio}x** | **mean** | {a[0]:.2f} | {a[1]:.2f} | {a[2]:.2f} | **{a[2]-a[1]:+.2f}** | **{a[2]-a[0]:+.2f}** | {a[3]:.4f} | {a[4]:.4f} |")
+PY
