@@ -35,43 +35,33 @@ pub fn luma(c: [f32; 3]) -> f32 {
     0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
 }
 
-/// Colour values become finite, non-negative and at most COLOR_MAX. Returns how many changed.
-pub fn sanitize_color(v: &mut [f32]) -> usize {
+/// Applies `f` to every value and counts the values it changed.
+fn replace_counting(v: &mut [f32], f: impl Fn(f32) -> f32) -> usize {
     let mut n = 0;
     for x in v.iter_mut() {
-        let y = if x.is_nan() { 0.0 } else { x.clamp(0.0, COLOR_MAX) };
+        let y = f(*x);
+        // A NaN compares unequal to anything, so a replaced NaN counts.
         if y != *x {
             n += 1;
             *x = y;
         }
     }
     n
+}
+
+/// Colour values become finite, non-negative and at most COLOR_MAX. Returns how many changed.
+pub fn sanitize_color(v: &mut [f32]) -> usize {
+    replace_counting(v, |x| if x.is_nan() { 0.0 } else { x.clamp(0.0, COLOR_MAX) })
 }
 
 /// Motion becomes finite and within +-MOTION_MAX (NaN becomes 0). Returns how many changed.
 pub fn sanitize_motion(v: &mut [f32]) -> usize {
-    let mut n = 0;
-    for x in v.iter_mut() {
-        let y = if x.is_nan() { 0.0 } else { x.clamp(-MOTION_MAX, MOTION_MAX) };
-        if y != *x {
-            n += 1;
-            *x = y;
-        }
-    }
-    n
+    replace_counting(v, |x| if x.is_nan() { 0.0 } else { x.clamp(-MOTION_MAX, MOTION_MAX) })
 }
 
 /// Depth becomes finite and within [0, 1] (NaN becomes 0). Returns how many changed.
 pub fn sanitize_depth(v: &mut [f32]) -> usize {
-    let mut n = 0;
-    for x in v.iter_mut() {
-        let y = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
-        if y != *x {
-            n += 1;
-            *x = y;
-        }
-    }
-    n
+    replace_counting(v, |x| if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) })
 }
 
 /// Automatic exposure: 0.18 / exp(mean ln max(luma, 1e-4)) over the render pixels, clamped to
