@@ -150,30 +150,32 @@ def main():
             f"-> {base_score:.3f} dB ({time.time() - t0:.1f} s); top 5: {top}")
         init_like_reference(net, baseline, seed=a.seed)
     opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4, betas=(0.9, 0.99))
-    step, total_steps, history = 0, None, []
+    step, total_steps, history, spent = 0, None, [], 0.0
     if ck is not None:
         net.load_state_dict(ck["net"])
         opt.load_state_dict(ck["opt"])
-        step, total_steps, history = ck["step"], ck["total_steps"], ck["log"]
+        step, total_steps, history, spent = ck["step"], ck["total_steps"], ck["log"], ck.get("train_seconds", 0.0)
         torch.set_rng_state(ck["rng"])
         log(f"resumed at step {step}/{total_steps}")
 
     def save():
         torch.save(dict(net=net.state_dict(), opt=opt.state_dict(), step=step, total_steps=total_steps, log=history,
+                        train_seconds=time.time() - t_train + spent,
                         baseline=list(baseline), baseline_score=base_score, rng=torch.get_rng_state()), ckpt_path + ".partial")
         os.replace(ckpt_path + ".partial", ckpt_path)
 
     g = torch.Generator(device="cpu").manual_seed(a.seed + step)
-    t_train, last_ckpt, spent = time.time(), time.time(), 0.0
+    t_train, last_ckpt = time.time(), time.time()
     chunks = a.frames // a.chunk
-    while total_steps is None or step < total_steps:
+    stopped_early = False
+    while (total_steps is None or step < total_steps) and not stopped_early:
         ratio = RATIOS[int(torch.randint(0, len(RATIOS), (1,), generator=g))]
         idx = torch.randint(0, a.cache, (a.batch,), generator=g).to(dev)
         b = batch_from(cache, ratio, idx)
         hist, prev = None, (None, None)
         run_loss = 0.0
         for c in range(chunks):
-            if total_steps is not None and step >= total_steps:
+            if (total_steps is not None and step >= total_steps) or stopped_early:
                 break
             frac = step / total_steps if total_steps else 0.0
             lr = a.lr * min(1.0, (step + 1) / 200) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
@@ -204,13 +206,14 @@ def main():
                 if step % 500 == 0:
                     log(f"step {step}/{total_steps} loss {run_loss:.4f} lr {lr:.2e}")
             if a.deadline and time.time() - t_start > a.deadline - 75 and (total_steps is None or step < total_steps):
-                log(f"deadline: stopping at step {step} of {total_steps}")
-                total_steps = step
+                # The schedule stays as planned in the checkpoint: --resume continues it.
+                log(f"deadline: stopping at step {step} of {total_steps}; --resume continues from here")
+                stopped_early = True
             if time.time() - last_ckpt > a.ckpt_every:
                 save()
                 last_ckpt = time.time()
-    train_seconds = time.time() - t_train
     save()
+    train_seconds = time.time() - t_train + spent
     with open(os.path.join(a.out, "log.csv"), "w") as f:
         f.write("step,seconds,loss,ratio,lr\n")
         for h in history:
@@ -229,7 +232,8 @@ def main():
         res[str(r)] = dict(network=psnr_frames(o, gt, start), baseline=psnr_frames(ob, gb, start))
         log(f"validation {r}x frames {start}..{a.val_frames - 1}: network {res[str(r)]['network']:.3f} dB, tuned baseline {res[str(r)]['baseline']:.3f} dB")
 
-    prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, steps=step, train_seconds=round(train_seconds, 1),
+    prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, steps=step, planned_steps=total_steps,
+                complete=not stopped_early, train_seconds=round(train_seconds, 1),
                 data_seconds=round(t_data, 1), final_loss=history[-1]["loss"] if history else None, batch=a.batch, frames=a.frames,
                 tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, ratios=list(RATIOS), validation=res,
                 baseline_search=dict(score_db=base_score, grid=dict(blend=GRID_BLEND, sigma=GRID_SIGMA, clamp=GRID_CLAMP), sequences_per_ratio=min(32, a.cache), frames_scored=f"{start}..{a.frames - 1}"))
