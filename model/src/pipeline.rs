@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::config::TokenGrid;
 use crate::frame::{prepare, FrameData, History};
-use crate::head::FixedHead;
+use crate::head::{FixedHead, HeadParams};
 use crate::input_stage::{feature_image, tokens};
 use crate::network::Network;
 use crate::reconstruct::{reconstruct, HeadInput};
@@ -51,8 +51,14 @@ pub struct Evaluation {
     pub phase: usize,
 }
 
+/// What computes the head, with what it needs per output size.
+enum Stage {
+    Network { net: Arc<Network>, grid: TokenGrid },
+    Fixed(HeadParams),
+}
+
 pub struct Upscaler {
-    pub source: HeadSource,
+    stage: Stage,
     pub settings: Settings,
     pub output: (usize, usize),
     pub history: History,
@@ -66,7 +72,14 @@ fn ms(t: Instant) -> f64 {
 
 impl Upscaler {
     pub fn new(source: HeadSource, settings: Settings, output: (usize, usize)) -> Self {
-        Upscaler { source, settings, output, history: History::new(output.0, output.1), counter: 0 }
+        let stage = match source {
+            HeadSource::Network(net) => {
+                let grid = TokenGrid::new(&net.config, output.0, output.1);
+                Stage::Network { net, grid }
+            }
+            HeadSource::Fixed(f) => Stage::Fixed(f.params()),
+        };
+        Upscaler { stage, settings, output, history: History::new(output.0, output.1), counter: 0 }
     }
 
     pub fn evaluate(&mut self, frame: &FrameData) -> Evaluation {
@@ -79,26 +92,23 @@ impl Upscaler {
         times.prepare_ms = ms(t);
         let phase = phase_of(self.counter);
         self.counter += 1;
-        let (toks, head) = match &self.source {
-            HeadSource::Network(net) => {
+        let (toks, head) = match &self.stage {
+            Stage::Network { net, grid } => {
                 let t = Instant::now();
-                let grid = TokenGrid::new(&net.config, self.output.0, self.output.1);
                 let feats = feature_image(&prepared, &self.history);
-                let toks = tokens(&net.config, &grid, &net.pixel_embed, &feats);
+                let toks = tokens(&net.config, grid, &net.pixel_embed, &feats);
                 times.input_ms = ms(t);
                 let t = Instant::now();
-                let head = net.forward(&toks, &grid, phase);
+                let head = net.forward(&toks, grid, phase);
                 times.network_ms = ms(t);
                 (toks, head)
             }
-            HeadSource::Fixed(_) => (Vec::new(), Vec::new()),
+            Stage::Fixed(_) => (Vec::new(), Vec::new()),
         };
         let t = Instant::now();
-        let input = match &self.source {
-            HeadSource::Network(net) => {
-                HeadInput::Buffer { head: &head, padded_w: TokenGrid::new(&net.config, self.output.0, self.output.1).padded_w }
-            }
-            HeadSource::Fixed(f) => HeadInput::Fixed(f.params()),
+        let input = match &self.stage {
+            Stage::Network { grid, .. } => HeadInput::Buffer { head: &head, padded_w: grid.padded_w },
+            Stage::Fixed(p) => HeadInput::Fixed(*p),
         };
         let output = reconstruct(&prepared, &mut self.history, &input);
         times.reconstruct_ms = ms(t);
