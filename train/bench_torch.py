@@ -14,8 +14,7 @@ import torch._dynamo
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train.export import load_package  # noqa: E402
-from tessel_train.net import Config, TesselNet  # noqa: E402
-from tessel_train.stages import padded_grid  # noqa: E402
+from tessel_train.net import Config, TesselNet, padded_grid  # noqa: E402
 
 
 def time_graphs(fn, x, frames, warmup=30):

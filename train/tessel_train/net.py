@@ -45,8 +45,7 @@ class Config:
         return out
 
     def flops(self, w, h):
-        a = self.alignment
-        pw, ph = -(-(-(-w // TOKEN)) // a) * a, -(-(-(-h // TOKEN)) // a) * a
+        pw, ph = padded_grid(w, h, self.alignment)
         t = lambda l: (pw >> l) * (ph >> l)
         f = 2 * pw * ph * 16 * PIXEL_FEATURES * self.pixel_embed
         f += 2 * t(0) * 16 * self.pixel_embed * self.channels[0] + 2 * t(0) * self.channels[0] * 16 * HEAD_CHANNELS
@@ -56,6 +55,12 @@ class Config:
             c = self.channels[lvl]
             f += 2 * t(lvl) * (4 * c * c + 2 * self.mlp_ratio * c * c) + 2 * t(lvl) * 2 * 64 * c
         return f
+
+
+def padded_grid(W, H, alignment):
+    """Level-0 token grid (width, height): ceil(size / 4) rounded up to the alignment."""
+    tw, th = -(-W // TOKEN), -(-H // TOKEN)
+    return -(-tw // alignment) * alignment, -(-th // alignment) * alignment
 
 
 def window_shift(layer, phase):

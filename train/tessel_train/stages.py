@@ -2,7 +2,7 @@
 import torch
 import torch.nn.functional as F
 
-from .net import HEAD_CHANNELS, PIXEL_FEATURES, TOKEN
+from .net import HEAD_CHANNELS, PIXEL_FEATURES, TOKEN, padded_grid
 
 Y_MAX = 1.0 - 1.0 / 1024.0
 
@@ -150,11 +150,6 @@ def features(ctx):
     out = torch.cat(f, 1)
     assert out.shape[1] == PIXEL_FEATURES
     return out
-
-
-def padded_grid(W, H, alignment):
-    tw, th = -(-W // TOKEN), -(-H // TOKEN)
-    return -(-tw // alignment) * alignment, -(-th // alignment) * alignment
 
 
 def round16(x):
