@@ -33,7 +33,6 @@ def time_graphs(fn, x, frames, warmup=30):
         graphs.append(g)
     for i in range(warmup):
         graphs[i % 8].replay()
-    times = []
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(frames)]
     for i in range(frames):
         ev[i][0].record()

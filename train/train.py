@@ -79,11 +79,12 @@ def tune_baseline(cache, size, n, start):
     grid = [(bl, sg, cl) for bl in GRID_BLEND for sg in GRID_SIGMA for cl in GRID_CLAMP]
     scores = []
     idx = torch.arange(n, device=next(iter(cache.values()))["color"].device)
+    batches = {r: batch_from(cache, r, idx) for r in RATIOS}
     for g in grid:
         s = 0.0
         for r in RATIOS:
             with torch.no_grad():
-                outs, gts, _ = run_sequence(None, batch_from(cache, r, idx), size, fixed=g)
+                outs, gts, _ = run_sequence(None, batches[r], size, fixed=g)
             s += psnr_frames(outs, gts, start) / len(RATIOS)
         scores.append((s, g))
     scores.sort(reverse=True)

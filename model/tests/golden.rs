@@ -62,12 +62,11 @@ fn cpu_reference_matches_pytorch_golden_vectors() {
             let head = read(case, g["head"].as_str().unwrap(), 16);
             let out_rgb = read(case, g["out"].as_str().unwrap(), 32);
             let hist = read(case, g["hist"].as_str().unwrap(), 16);
-            let ours_rgb: Vec<f32> = ev.output.chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
-            let to_rgba = |rgb: &[f32]| rgb.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], 1.0]).collect::<Vec<f32>>();
+            let out_rgba: Vec<f32> = out_rgb.chunks_exact(3).flat_map(|p| [p[0], p[1], p[2], 1.0]).collect();
             let scores = [
                 psnr_range(&ev.tokens, &tokens),
                 psnr_range(&ev.head, &head),
-                psnr_tm(&tonemapped_rgb(&to_rgba(&ours_rgb), e), &tonemapped_rgb(&to_rgba(&out_rgb), e)),
+                psnr_tm(&tonemapped_rgb(&ev.output, e), &tonemapped_rgb(&out_rgba, e)),
                 psnr_range(&up.history.color.data, &hist),
             ];
             eprintln!(

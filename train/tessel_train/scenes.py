@@ -204,6 +204,8 @@ def render_sequence(scenes: SceneBatch, ratio, frames, spp=16, t0=0, jitter_phas
     dev, S = scenes.device, scenes.S
     ys, xs = torch.meshgrid(torch.arange(rh, device=dev, dtype=torch.float32), torch.arange(rw, device=dev, dtype=torch.float32), indexing="ij")
     n = math.ceil(math.sqrt(spp))
+    gy, gx = torch.meshgrid(torch.arange(H, device=dev, dtype=torch.float32), torch.arange(W, device=dev, dtype=torch.float32), indexing="ij")
+    sidx = torch.arange(n * n, device=dev, dtype=torch.float32).view(-1, 1, 1)
     out = dict(color=[], motion=[], depth=[], jitter=[], reference=[])
     g = torch.Generator(device=dev).manual_seed(1234 + t0)
     for ti in range(frames):
@@ -216,9 +218,7 @@ def render_sequence(scenes: SceneBatch, ratio, frames, spp=16, t0=0, jitter_phas
         out["motion"].append(mot.view(S, rh, rw, 2).permute(0, 3, 1, 2))
         out["depth"].append(near.view(S, 1, rh, rw))
         out["jitter"].append(torch.tensor([jx, jy], device=dev).expand(S, 2))
-        gy, gx = torch.meshgrid(torch.arange(H, device=dev, dtype=torch.float32), torch.arange(W, device=dev, dtype=torch.float32), indexing="ij")
         o = torch.rand(n * n, 2, H, W, device=dev, generator=g)
-        sidx = torch.arange(n * n, device=dev, dtype=torch.float32).view(-1, 1, 1)
         q = torch.stack([gx + (torch.remainder(sidx, n) + o[:, 0]) / n, gy + (torch.floor(sidx / n) + o[:, 1]) / n], -1)
         cs = scenes.hit(q.view(1, -1, 2).expand(S, -1, -1), torch.tensor(t, device=dev))[0]
         acc = cs.view(S, n * n, H * W, 3).sum(1)
