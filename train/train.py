@@ -51,7 +51,23 @@ def batch_from(cache, ratio, idx):
     return {k: d[k][:, idx].float() for k in ("color", "motion", "depth", "reference", "jitter")}
 
 
-def run_sequence(net, b, size, fixed=None, t_range=None, grad=False, hist=None, phase0=0):
+def compiled_ops():
+    """torch.compile'd stage functions around the network (the gathers and element-wise math that
+    dominate a training step in eager mode); the network itself stays eager (8 shift phases)."""
+    # Variants: 3 ratios x history with/without grad (first frame of a chunk) x reset; never a silent
+    # fall-back to eager when the limit is hit.
+    cfg = torch._dynamo.config
+    cfg.cache_size_limit = 64
+    for k, v in (("recompile_limit", 64), ("fail_on_recompile_limit_hit", True)):
+        if hasattr(cfg, k):
+            setattr(cfg, k, v)
+    ops = stages.Ops()
+    ops.context_and_features = torch.compile(stages.context_and_features, dynamic=False)
+    ops.finish = torch.compile(stages.finish, dynamic=False)
+    return ops
+
+
+def run_sequence(net, b, size, fixed=None, t_range=None, grad=False, hist=None, phase0=0, ops=stages.EAGER):
     """Runs frames t_range of batch b. Returns (tonemapped outputs list, gts list, hist)."""
     T = b["color"].shape[0]
     B = b["color"].shape[1]
@@ -63,7 +79,7 @@ def run_sequence(net, b, size, fixed=None, t_range=None, grad=False, hist=None, 
         p = stages.prepare(b["color"][t], b["motion"][t], b["depth"][t], (size, size))
         reset = torch.full((B,), t == 0, device=dev, dtype=torch.bool)
         with torch.set_grad_enabled(grad), torch.autocast("cuda", dtype=torch.bfloat16, enabled=(dev.type == "cuda" and fixed is None)):
-            out, hist, _ = stages.step(net, p, hist, b["jitter"][t], reset, (phase0 + t) % 8, fixed=fixed)
+            out, hist, _ = stages.step(net, p, hist, b["jitter"][t], reset, (phase0 + t) % 8, fixed=fixed, ops=ops)
         outs.append(out.float())
         gts.append(stages.tonemap(b["reference"][t][:, :3]))
     return outs, gts, hist
@@ -119,6 +135,9 @@ def main():
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")
     ap.add_argument("--val-frames", type=int, default=24)
+    ap.add_argument("--steps", type=int, default=0,
+                    help="total optimizer steps (0: derived from --minutes at step 40); also overrides a resumed plan")
+    ap.add_argument("--compile", action="store_true", help="torch.compile the stages around the network")
     ap.add_argument("--ckpt-every", type=float, default=120.0)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args()
@@ -158,6 +177,9 @@ def main():
         step, total_steps, history, spent = ck["step"], ck["total_steps"], ck["log"], ck.get("train_seconds", 0.0)
         torch.set_rng_state(ck["rng"])
         log(f"resumed at step {step}/{total_steps}")
+    if a.steps:
+        total_steps = a.steps
+        log(f"planned steps: {total_steps} (--steps)")
 
     def save():
         torch.save(dict(net=net.state_dict(), opt=opt.state_dict(), step=step, total_steps=total_steps, log=history,
@@ -165,6 +187,9 @@ def main():
                         baseline=list(baseline), baseline_score=base_score, rng=torch.get_rng_state()), ckpt_path + ".partial")
         os.replace(ckpt_path + ".partial", ckpt_path)
 
+    ops = compiled_ops() if a.compile else stages.EAGER
+    if a.compile:
+        log("stages around the network: torch.compile (first steps include compilation)")
     g = torch.Generator(device="cpu").manual_seed(a.seed + step)
     t_train, last_ckpt = time.time(), time.time()
     chunks = a.frames // a.chunk
@@ -174,7 +199,6 @@ def main():
         idx = torch.randint(0, a.cache, (a.batch,), generator=g).to(dev)
         b = batch_from(cache, ratio, idx)
         hist, prev = None, (None, None)
-        run_loss = 0.0
         for c in range(chunks):
             if (total_steps is not None and step >= total_steps) or stopped_early:
                 break
@@ -183,7 +207,8 @@ def main():
             for pg in opt.param_groups:
                 pg["lr"] = lr
             net.train()
-            outs, gts, hist = run_sequence(net, b, a.size, t_range=range(c * a.chunk, (c + 1) * a.chunk), grad=True, hist=hist, phase0=step)
+            outs, gts, hist = run_sequence(net, b, a.size, t_range=range(c * a.chunk, (c + 1) * a.chunk), grad=True, hist=hist,
+                                           phase0=step, ops=ops)
             loss = 0.0
             po, pgt = prev
             for o, gt in zip(outs, gts):
@@ -196,13 +221,18 @@ def main():
             opt.step()
             hist = {k: (v.detach() if torch.is_tensor(v) else v) for k, v in hist.items()}
             prev = (po.detach(), pgt.detach())
-            run_loss = loss.item()
+            run_loss = loss.detach()  # read only when logged: no device sync per step
             step += 1
-            if total_steps is None and step == 30:
-                per = (time.time() - t_train) / 30
-                total_steps = max(60, int(a.minutes * 60 / per))
-                log(f"{per * 1000:.1f} ms/step -> {total_steps} steps in {a.minutes} min")
+            if total_steps is None and step == 10:
+                torch.cuda.synchronize() if dev.type == "cuda" else None
+                t_warm = time.time()  # steps 1..10 include compilation and allocator warm-up
+            if total_steps is None and step == 40:
+                torch.cuda.synchronize() if dev.type == "cuda" else None
+                per = (time.time() - t_warm) / 30
+                total_steps = max(60, 40 + int((a.minutes * 60 - (time.time() - t_train)) / per))
+                log(f"{per * 1000:.1f} ms/step (steps 10..40; first 10 steps {t_warm - t_train:.1f} s) -> {total_steps} steps in {a.minutes} min")
             if step % 50 == 0:
+                run_loss = run_loss.item()
                 history.append(dict(step=step, seconds=round(time.time() - t_train + spent, 1), loss=round(run_loss, 5), ratio=ratio, lr=lr))
                 if step % 500 == 0:
                     log(f"step {step}/{total_steps} loss {run_loss:.4f} lr {lr:.2e}")

@@ -203,7 +203,37 @@ def reconstruct(ctx, ctl):
     return out.clamp(0.0, Y_MAX)
 
 
-def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False):
+def context_and_features(p, hist, jitter, reset, with_features=True):
+    """The per-pixel half of the input stage: context dict and, for the network, its features."""
+    ctx = pixel_context(p, hist, jitter, reset)
+    return ctx, (features(ctx) if with_features else None)
+
+
+def finish(ctx, head_px, exposure, round_f16=False):
+    """Decode the per-pixel head [B,8,H,W], reconstruct, and build the next history.
+    Returns (tonemapped output, new history)."""
+    return _finish(ctx, decode(head_px), exposure, round_f16)
+
+
+def _finish(ctx, ctl, exposure, round_f16):
+    out = reconstruct(ctx, ctl)
+    r = round16 if round_f16 else (lambda x: x)
+    new = dict(color=r(out), near=r(ctx["near"][:, 4:5].contiguous()), memory=r(ctl["memory"]), exposure=exposure,
+               valid=torch.ones(out.shape[0], device=out.device))
+    return out, new
+
+
+class Ops:
+    """The stage functions `step` calls around the network. Training swaps in torch.compile'd
+    versions (train.py --compile); the math is the same functions."""
+    context_and_features = staticmethod(context_and_features)
+    finish = staticmethod(finish)
+
+
+EAGER = Ops()
+
+
+def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EAGER):
     """One evaluation. Returns (tonemapped output, new history, extras)."""
     B = jitter.shape[0]
     H, W = hist["color"].shape[-2:]
@@ -211,19 +241,13 @@ def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False):
         keep = (~reset).float().view(B, 1, 1, 1)
         hist = dict(hist, color=hist["color"] * keep, near=hist["near"] * keep, memory=hist["memory"] * keep,
                     valid=hist["valid"] * (~reset).float())
-    ctx = pixel_context(p, hist, jitter, reset)
-    extras = {}
+    ctx, feats = ops.context_and_features(p, hist, jitter, reset, fixed is None)
     if fixed is not None:
-        ctl = fixed_controls(*fixed, like=ctx["hist"])
-    else:
-        toks = tokens(net, features(ctx), round_f16)
-        head = net(toks, phase)
-        if round_f16:
-            head = round16(head)
-        extras = dict(tokens=toks, head=head)
-        ctl = decode(head_pixels(head, W, H))
-    out = reconstruct(ctx, ctl)
-    r = round16 if round_f16 else (lambda x: x)
-    new = dict(color=r(out), near=r(ctx["near"][:, 4:5]), memory=r(ctl["memory"]), exposure=p["exposure"],
-               valid=torch.ones(B, device=out.device))
-    return out, new, extras
+        out, new = _finish(ctx, fixed_controls(*fixed, like=ctx["hist"]), p["exposure"], round_f16)
+        return out, new, {}
+    toks = tokens(net, feats, round_f16)
+    head = net(toks, phase)
+    if round_f16:
+        head = round16(head)
+    out, new = ops.finish(ctx, head_pixels(head, W, H), p["exposure"], round_f16)
+    return out, new, dict(tokens=toks, head=head)
