@@ -46,9 +46,34 @@ def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64):
     return cache
 
 
-def batch_from(cache, ratio, idx):
+def batch_from(cache, ratio, idx, aug=None):
+    """A training batch; aug = (flip_x, flip_y, transpose, exposure) applies an exact symmetry of the
+    scene (one of the eight of the square: images, motion and jitter transformed together) and scales
+    its radiance (input and truth alike): new, equally valid sequences from the same cache."""
     d = cache[ratio]
-    return {k: d[k][:, idx].float() for k in ("color", "motion", "depth", "reference", "jitter")}
+    b = {k: d[k][:, idx].float() for k in ("color", "motion", "depth", "reference", "jitter")}
+    if aug is None:
+        return b
+    flip_x, flip_y, transpose, exposure = aug
+    imgs = ("color", "motion", "depth", "reference")
+    if transpose:  # x <-> y: motion and jitter components swap
+        b = {k: (v.transpose(-1, -2) if k in imgs else v) for k, v in b.items()}
+        b["motion"], b["jitter"] = b["motion"].flip(2), b["jitter"].flip(-1)
+    for on, dim, comp in ((flip_x, -1, 0), (flip_y, -2, 1)):
+        if on:  # a sample at i + 0.5 + j lands at i' + 0.5 - j; motion reverses along that axis
+            b = {k: (v.flip(dim) if k in imgs else v) for k, v in b.items()}
+            b["motion"][:, :, comp] *= -1.0
+            b["jitter"][..., comp] *= -1.0
+    b["color"][:, :, :3] *= exposure
+    b["reference"][:, :, :3] *= exposure
+    return {k: v.contiguous() for k, v in b.items()}
+
+
+def draw_aug(g, exposure_stops):
+    """Random symmetry and exposure from generator g."""
+    bits = torch.randint(0, 8, (1,), generator=g).item()
+    stops = (torch.rand(1, generator=g).item() * 2 - 1) * exposure_stops
+    return bool(bits & 1), bool(bits & 2), bool(bits & 4), 2.0 ** stops
 
 
 def compiled_ops():
@@ -116,7 +141,7 @@ def frame_loss(o, g, prev_o, prev_g):
     return loss
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=10.0, help="training time budget (data and tuning not included)")
     ap.add_argument("--out", default="out/train")
@@ -127,7 +152,7 @@ def main():
     ap.add_argument("--size", type=int, default=128)
     ap.add_argument("--frames", type=int, default=16)
     ap.add_argument("--chunk", type=int, default=4, help="truncated BPTT length (frames)")
-    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=128, help="sequences per step (the step is launch-bound: 128 costs about what 64 does)")
     ap.add_argument("--deadline", type=float, default=0.0,
                     help="hard wall-clock limit in seconds from start (0: none): training stops early so export always finishes")
     ap.add_argument("--cache", type=int, default=256, help="training sequences per ratio")
@@ -135,12 +160,165 @@ def main():
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")
     ap.add_argument("--val-frames", type=int, default=24)
+    ap.add_argument("--val-every", type=float, default=60.0,
+                    help="seconds between validations; the package gets the weights that validated best")
     ap.add_argument("--steps", type=int, default=0,
                     help="total optimizer steps (0: derived from --minutes at step 40); also overrides a resumed plan")
+    ap.add_argument("--no-augment", dest="augment", action="store_false",
+                    help="no random symmetries / exposure of training batches")
+    ap.add_argument("--aug-stops", type=float, default=1.0, help="exposure augmentation range, +-stops")
+    ap.add_argument("--replan", action="store_true",
+                    help="with --resume: plan the remaining steps from --minutes and the measured rate (cosine restarts)")
+    ap.add_argument("--pixel-head", action="store_true",
+                    help="experimental: add a per-pixel linear map of the pixel embedding to the head (not in docs/NETWORK.md yet)")
     ap.add_argument("--compile", action="store_true", help="torch.compile the stages around the network")
     ap.add_argument("--ckpt-every", type=float, default=120.0)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def validate(net, val, size, start, fixed=None):
+    """{ratio: mean PSNR over frames >= start} on the validation cache (no augmentation)."""
+    res = {}
+    for r in RATIOS:
+        b = batch_from(val, r, torch.arange(val[r]["color"].shape[1], device=val[r]["color"].device))
+        with torch.no_grad():
+            o, gt, _ = run_sequence(net, b, size, fixed=fixed)
+        res[r] = psnr_frames(o, gt, start)
+    return res
+
+
+class Trainer:
+    """Optimizer state, the step plan, the loss log and the best-validated weights; save/resume."""
+
+    def __init__(self, a, net, dev, baseline, base_score, ck):
+        self.a, self.net, self.dev = a, net, dev
+        self.baseline, self.base_score = baseline, base_score
+        self.opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4, betas=(0.9, 0.99))
+        self.step, self.total_steps, self.history, self.spent = 0, None, [], 0.0
+        self.val_log, self.best = [], None  # best: dict(gain, step, net state)
+        if ck is not None:
+            net.load_state_dict(ck["net"])
+            self.opt.load_state_dict(ck["opt"])
+            self.step, self.total_steps, self.history = ck["step"], ck["total_steps"], ck["log"]
+            self.spent, self.val_log, self.best = ck.get("train_seconds", 0.0), ck.get("val_log", []), ck.get("best")
+            torch.set_rng_state(ck["rng"].cpu())  # map_location moved it to the device
+            log(f"resumed at step {self.step}/{self.total_steps}")
+        if a.steps:
+            self.total_steps = a.steps
+            log(f"planned steps: {self.total_steps} (--steps)")
+        elif a.replan and ck is not None:
+            self.total_steps = None
+            log(f"re-planning: the schedule restarts at full rate and decays over the next {a.minutes} min of training")
+        self.t_train = time.time()
+
+    def seconds(self):
+        return time.time() - self.t_train + self.spent
+
+    def save(self, path):
+        torch.save(dict(net=self.net.state_dict(), opt=self.opt.state_dict(), step=self.step, total_steps=self.total_steps,
+                        log=self.history, val_log=self.val_log, best=self.best, train_seconds=self.seconds(),
+                        baseline=list(self.baseline), baseline_score=self.base_score, rng=torch.get_rng_state()), path + ".partial")
+        os.replace(path + ".partial", path)
+
+    def lr(self):
+        frac = self.step / self.total_steps if self.total_steps else 0.0
+        return self.a.lr * min(1.0, (self.step + 1) / 200) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
+
+    def chunk_step(self, b, c, hist, prev, ops):
+        """One optimizer step on frames [c*chunk, (c+1)*chunk) of batch b; returns (hist, prev, loss)."""
+        a, lr = self.a, self.lr()
+        for pg in self.opt.param_groups:
+            pg["lr"] = lr
+        self.net.train()
+        outs, gts, hist = run_sequence(self.net, b, a.size, t_range=range(c * a.chunk, (c + 1) * a.chunk), grad=True, hist=hist,
+                                       phase0=self.step, ops=ops)
+        loss = 0.0
+        po, pgt = prev
+        for o, gt in zip(outs, gts):
+            loss = loss + frame_loss(o, gt, po, pgt)
+            po, pgt = o, gt
+        loss = loss / len(outs)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
+        self.opt.step()
+        self.step += 1
+        hist = {k: (v.detach() if torch.is_tensor(v) else v) for k, v in hist.items()}
+        return hist, (po.detach(), pgt.detach()), loss.detach()  # the loss is read only when logged: no sync per step
+
+    def validate(self, val, base_val, start):
+        """Validation gain over the tuned baseline (mean over ratios); keeps the best weights."""
+        self.net.eval()
+        res = validate(self.net, val, self.a.size, start)
+        gain = sum(res[r] - base_val[r] for r in RATIOS) / len(RATIOS)
+        self.val_log.append(dict(step=self.step, seconds=round(self.seconds(), 1), gain=round(gain, 4),
+                                 **{f"{r}x": round(res[r], 4) for r in RATIOS}))
+        is_best = self.best is None or gain > self.best["gain"]
+        if is_best:
+            self.best = dict(gain=gain, step=self.step, net={k: v.detach().clone() for k, v in self.net.state_dict().items()})
+        log(f"validation at step {self.step}: " + ", ".join(f"{r}x {res[r]:.3f}" for r in RATIOS)
+            + f" dB; {gain:+.3f} dB over the baseline" + (" (best)" if is_best else f" (best {self.best['gain']:+.3f} at {self.best['step']})"))
+
+    def write_logs(self, out):
+        with open(os.path.join(out, "log.csv"), "w") as f:
+            f.write("step,seconds,loss,ratio,lr\n")
+            for h in self.history:
+                f.write(f"{h['step']},{h['seconds']},{h['loss']},{h['ratio']},{h['lr']:.3e}\n")
+        with open(os.path.join(out, "val.csv"), "w") as f:
+            f.write("step,seconds,gain_db," + ",".join(f"{r}x_db" for r in RATIOS) + "\n")
+            for v in self.val_log:
+                f.write(f"{v['step']},{v['seconds']},{v['gain']}," + ",".join(str(v[f'{r}x']) for r in RATIOS) + "\n")
+
+
+def train(tr, cache, val, base_val, start, t_start, ckpt_path):
+    """The loop: a batch of sequences per iteration, one optimizer step per TBPTT chunk. Returns
+    whether a deadline stopped it before the planned steps."""
+    a, dev = tr.a, tr.dev
+    ops = compiled_ops() if a.compile else stages.EAGER
+    if a.compile:
+        log("stages around the network: torch.compile (first steps include compilation)")
+    g = torch.Generator(device="cpu").manual_seed(a.seed + tr.step)
+    sync = (lambda: torch.cuda.synchronize()) if dev.type == "cuda" else (lambda: None)
+    last_ckpt = last_val = time.time()
+    s0, t_warm = tr.step, None  # the plan is made from this run's steps 10..40 (10 warm-up steps excluded)
+    while tr.total_steps is None or tr.step < tr.total_steps:
+        ratio = RATIOS[int(torch.randint(0, len(RATIOS), (1,), generator=g))]
+        idx = torch.randint(0, a.cache, (a.batch,), generator=g).to(dev)
+        b = batch_from(cache, ratio, idx, draw_aug(g, a.aug_stops) if a.augment else None)
+        hist, prev = None, (None, None)
+        for c in range(a.frames // a.chunk):
+            if tr.total_steps is not None and tr.step >= tr.total_steps:
+                break
+            lr = tr.lr()
+            hist, prev, loss = tr.chunk_step(b, c, hist, prev, ops)
+            if tr.total_steps is None and tr.step - s0 == 10:
+                sync()
+                t_warm = time.time()  # steps 1..10 include compilation and allocator warm-up
+            if tr.total_steps is None and tr.step - s0 == 40:
+                sync()
+                per = (time.time() - t_warm) / 30
+                tr.total_steps = max(s0 + 60, tr.step + int((a.minutes * 60 - (time.time() - tr.t_train)) / per))
+                log(f"{per * 1000:.1f} ms/step (steps 10..40; first 10 steps {t_warm - tr.t_train:.1f} s) -> {tr.total_steps} steps in {a.minutes} min")
+            if tr.step % 50 == 0:
+                tr.history.append(dict(step=tr.step, seconds=round(tr.seconds(), 1), loss=round(loss.item(), 5), ratio=ratio, lr=lr))
+                if tr.step % 500 == 0:
+                    log(f"step {tr.step}/{tr.total_steps} loss {tr.history[-1]['loss']:.4f} lr {lr:.2e}")
+            if a.deadline and time.time() - t_start > a.deadline - 75 and (tr.total_steps is None or tr.step < tr.total_steps):
+                # The schedule stays as planned in the checkpoint: --resume continues it.
+                log(f"deadline: stopping at step {tr.step} of {tr.total_steps}; --resume continues from here")
+                return True
+            if time.time() - last_ckpt > a.ckpt_every:
+                tr.save(ckpt_path)
+                last_ckpt = time.time()
+        if time.time() - last_val > a.val_every:  # between sequences: the history starts afresh anyway
+            tr.validate(val, base_val, start)
+            last_val = time.time()
+    return False
+
+
+def main():
+    a = parse_args()
     os.makedirs(a.out, exist_ok=True)
     dev = torch.device(a.device)
     torch.manual_seed(a.seed)
@@ -157,123 +335,47 @@ def main():
     start = min(8, a.frames // 2, a.val_frames // 2)
 
     ckpt_path = os.path.join(a.out, "ckpt.pt")
-    cfg = Config()
-    net = TesselNet(cfg).to(dev)
-    if a.resume and os.path.exists(ckpt_path):
-        ck = torch.load(ckpt_path, map_location=dev, weights_only=False)
+    net = TesselNet(Config(pixel_head=a.pixel_head)).to(dev)
+    ck = torch.load(ckpt_path, map_location=dev, weights_only=False) if a.resume and os.path.exists(ckpt_path) else None
+    if ck is not None:
         baseline, base_score = tuple(ck["baseline"]), ck["baseline_score"]
     else:
-        ck = None
         t0 = time.time()
         baseline, base_score, top = tune_baseline(cache, a.size, min(32, a.cache), start)
         log(f"tuned baseline (training sequences, frames 8..): blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]} "
             f"-> {base_score:.3f} dB ({time.time() - t0:.1f} s); top 5: {top}")
         init_like_reference(net, baseline, seed=a.seed)
-    opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4, betas=(0.9, 0.99))
-    step, total_steps, history, spent = 0, None, [], 0.0
-    if ck is not None:
-        net.load_state_dict(ck["net"])
-        opt.load_state_dict(ck["opt"])
-        step, total_steps, history, spent = ck["step"], ck["total_steps"], ck["log"], ck.get("train_seconds", 0.0)
-        torch.set_rng_state(ck["rng"])
-        log(f"resumed at step {step}/{total_steps}")
-    if a.steps:
-        total_steps = a.steps
-        log(f"planned steps: {total_steps} (--steps)")
+    tr = Trainer(a, net, dev, baseline, base_score, ck)
+    base_val = validate(None, val, a.size, start, fixed=baseline)
+    stopped_early = train(tr, cache, val, base_val, start, t_start, ckpt_path)
+    if not tr.val_log or tr.val_log[-1]["step"] != tr.step:
+        tr.validate(val, base_val, start)
+    tr.save(ckpt_path)
+    tr.write_logs(a.out)
 
-    def save():
-        torch.save(dict(net=net.state_dict(), opt=opt.state_dict(), step=step, total_steps=total_steps, log=history,
-                        train_seconds=time.time() - t_train + spent,
-                        baseline=list(baseline), baseline_score=base_score, rng=torch.get_rng_state()), ckpt_path + ".partial")
-        os.replace(ckpt_path + ".partial", ckpt_path)
-
-    ops = compiled_ops() if a.compile else stages.EAGER
-    if a.compile:
-        log("stages around the network: torch.compile (first steps include compilation)")
-    g = torch.Generator(device="cpu").manual_seed(a.seed + step)
-    t_train, last_ckpt = time.time(), time.time()
-    chunks = a.frames // a.chunk
-    stopped_early = False
-    while (total_steps is None or step < total_steps) and not stopped_early:
-        ratio = RATIOS[int(torch.randint(0, len(RATIOS), (1,), generator=g))]
-        idx = torch.randint(0, a.cache, (a.batch,), generator=g).to(dev)
-        b = batch_from(cache, ratio, idx)
-        hist, prev = None, (None, None)
-        for c in range(chunks):
-            if (total_steps is not None and step >= total_steps) or stopped_early:
-                break
-            frac = step / total_steps if total_steps else 0.0
-            lr = a.lr * min(1.0, (step + 1) / 200) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
-            for pg in opt.param_groups:
-                pg["lr"] = lr
-            net.train()
-            outs, gts, hist = run_sequence(net, b, a.size, t_range=range(c * a.chunk, (c + 1) * a.chunk), grad=True, hist=hist,
-                                           phase0=step, ops=ops)
-            loss = 0.0
-            po, pgt = prev
-            for o, gt in zip(outs, gts):
-                loss = loss + frame_loss(o, gt, po, pgt)
-                po, pgt = o, gt
-            loss = loss / len(outs)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
-            opt.step()
-            hist = {k: (v.detach() if torch.is_tensor(v) else v) for k, v in hist.items()}
-            prev = (po.detach(), pgt.detach())
-            run_loss = loss.detach()  # read only when logged: no device sync per step
-            step += 1
-            if total_steps is None and step == 10:
-                torch.cuda.synchronize() if dev.type == "cuda" else None
-                t_warm = time.time()  # steps 1..10 include compilation and allocator warm-up
-            if total_steps is None and step == 40:
-                torch.cuda.synchronize() if dev.type == "cuda" else None
-                per = (time.time() - t_warm) / 30
-                total_steps = max(60, 40 + int((a.minutes * 60 - (time.time() - t_train)) / per))
-                log(f"{per * 1000:.1f} ms/step (steps 10..40; first 10 steps {t_warm - t_train:.1f} s) -> {total_steps} steps in {a.minutes} min")
-            if step % 50 == 0:
-                run_loss = run_loss.item()
-                history.append(dict(step=step, seconds=round(time.time() - t_train + spent, 1), loss=round(run_loss, 5), ratio=ratio, lr=lr))
-                if step % 500 == 0:
-                    log(f"step {step}/{total_steps} loss {run_loss:.4f} lr {lr:.2e}")
-            if a.deadline and time.time() - t_start > a.deadline - 75 and (total_steps is None or step < total_steps):
-                # The schedule stays as planned in the checkpoint: --resume continues it.
-                log(f"deadline: stopping at step {step} of {total_steps}; --resume continues from here")
-                stopped_early = True
-            if time.time() - last_ckpt > a.ckpt_every:
-                save()
-                last_ckpt = time.time()
-    save()
-    train_seconds = time.time() - t_train + spent
-    with open(os.path.join(a.out, "log.csv"), "w") as f:
-        f.write("step,seconds,loss,ratio,lr\n")
-        for h in history:
-            f.write(f"{h['step']},{h['seconds']},{h['loss']},{h['ratio']},{h['lr']:.3e}\n")
-
-    # Validation on sequences never trained on (same generator, other seeds), f16-rounded weights.
+    # The package gets the best-validated weights, rounded to f16, validated once more as shipped.
+    net.load_state_dict(tr.best["net"])
     net.eval()
     round_weights_f16(net)
-    res = {}
+    shipped = validate(net, val, a.size, start)
+    res = {str(r): dict(network=shipped[r], baseline=base_val[r]) for r in RATIOS}
     for r in RATIOS:
-        idx = torch.arange(val[r]["color"].shape[1], device=dev)
-        b = batch_from(val, r, idx)
-        with torch.no_grad():
-            o, gt, _ = run_sequence(net, b, a.size)
-            ob, gb, _ = run_sequence(None, b, a.size, fixed=baseline)
-        res[str(r)] = dict(network=psnr_frames(o, gt, start), baseline=psnr_frames(ob, gb, start))
-        log(f"validation {r}x frames {start}..{a.val_frames - 1}: network {res[str(r)]['network']:.3f} dB, tuned baseline {res[str(r)]['baseline']:.3f} dB")
+        log(f"validation {r}x frames {start}..{a.val_frames - 1} (step {tr.best['step']}, f16): network {shipped[r]:.3f} dB, "
+            f"tuned baseline {base_val[r]:.3f} dB")
 
-    prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, steps=step, planned_steps=total_steps,
-                complete=not stopped_early, train_seconds=round(train_seconds, 1),
-                data_seconds=round(t_data, 1), final_loss=history[-1]["loss"] if history else None, batch=a.batch, frames=a.frames,
-                tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, ratios=list(RATIOS), validation=res,
-                baseline_search=dict(score_db=base_score, grid=dict(blend=GRID_BLEND, sigma=GRID_SIGMA, clamp=GRID_CLAMP), sequences_per_ratio=min(32, a.cache), frames_scored=f"{start}..{a.frames - 1}"))
+    prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, steps=tr.step, planned_steps=tr.total_steps,
+                complete=not stopped_early, shipped_step=tr.best["step"], train_seconds=round(tr.seconds(), 1),
+                data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
+                tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, augment=a.augment, ratios=list(RATIOS), validation=res,
+                baseline_search=dict(score_db=base_score, grid=dict(blend=GRID_BLEND, sigma=GRID_SIGMA, clamp=GRID_CLAMP),
+                                     sequences_per_ratio=min(32, a.cache), frames_scored=f"{start}..{a.frames - 1}"))
     export_package(net.float().cpu(), a.package, "tessel-v1",
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
                    baseline, prov)
     write_all(net, a.golden)
     json.dump(prov, open(os.path.join(a.out, "summary.json"), "w"), indent=1)
-    log(f"done: {step} steps in {train_seconds:.0f} s, final loss {prov['final_loss']}; package {a.package}; golden {a.golden}")
+    log(f"done: {tr.step} steps in {tr.seconds():.0f} s, final loss {prov['final_loss']}; shipped weights of step {tr.best['step']}; "
+        f"package {a.package}; golden {a.golden}")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ class Config:
     decoder_depths: list = field(default_factory=lambda: [1, 2])
     mlp_ratio: int = 2
     pixel_embed: int = 8
+    pixel_head: bool = False  # experimental: per-pixel linear map of the pixel embedding added to the head
 
     @property
     def levels(self):
@@ -49,6 +50,8 @@ class Config:
         t = lambda l: (pw >> l) * (ph >> l)
         f = 2 * pw * ph * 16 * PIXEL_FEATURES * self.pixel_embed
         f += 2 * t(0) * 16 * self.pixel_embed * self.channels[0] + 2 * t(0) * self.channels[0] * 16 * HEAD_CHANNELS
+        if self.pixel_head:
+            f += 2 * pw * ph * 16 * self.pixel_embed * HEAD_CHANNELS
         for l in range(1, self.levels):
             f += 2 * 2 * t(l) * 4 * self.channels[l - 1] * self.channels[l]
         for _, lvl, _ in self.blocks():
@@ -130,6 +133,8 @@ class TesselNet(nn.Module):
             setattr(self, name, nn.ModuleList(blocks))
         self.head_norm = nn.LayerNorm(ch[0], eps=1e-5)
         self.head = nn.Linear(ch[0], 16 * HEAD_CHANNELS)
+        if cfg.pixel_head:
+            self.pixel_head = nn.Linear(cfg.pixel_embed, HEAD_CHANNELS)
 
     def run(self, name, x, phase):
         for blk in getattr(self, name, []):
@@ -165,7 +170,7 @@ def init_like_reference(net: TesselNet, baseline=(0.9, 0.5, 1.0), seed=0):
             elif name.endswith(".bias") or name.endswith(".rpb"):
                 p.zero_()
             else:
-                gain = 0.5 if (name.endswith("proj.weight") or name.endswith("fc2.weight")) else (0.1 if name == "head.weight" else 1.0)
+                gain = 0.5 if (name.endswith("proj.weight") or name.endswith("fc2.weight")) else (0.1 if name in ("head.weight", "pixel_head.weight") else 1.0)
                 a = gain * math.sqrt(3.0 / p.shape[1])
                 p.copy_((torch.rand(p.shape, generator=g) * 2 - 1) * a)
     blend, sigma, clamp = baseline

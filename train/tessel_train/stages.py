@@ -156,15 +156,23 @@ def round16(x):
     return x.half().float()
 
 
+def pixel_embedding(net, feats, round_f16=False):
+    """feats [B,16,H,W] -> per-pixel embedding [B,H,W,P] (silu of the pixel_embed layer)."""
+    e = F.silu(net.pixel_embed(feats.permute(0, 2, 3, 1)))
+    return round16(e) if round_f16 else e
+
+
+def tokens_from(e, alignment):
+    """[B,H,W,P] -> tokens [B,Th,Tw,16P] on the padded grid (zero outside the output)."""
+    B, H, W, P = e.shape
+    pw, ph = padded_grid(W, H, alignment)
+    e = F.pad(e, (0, 0, 0, pw * TOKEN - W, 0, ph * TOKEN - H))
+    return e.view(B, ph, TOKEN, pw, TOKEN, P).permute(0, 1, 3, 2, 4, 5).reshape(B, ph, pw, 16 * P)
+
+
 def tokens(net, feats, round_f16=False):
     """feats [B,16,H,W] -> tokens [B,Th,Tw,16P] on the padded grid (zero outside the output)."""
-    B, _, H, W = feats.shape
-    pw, ph = padded_grid(W, H, net.cfg.alignment)
-    e = F.silu(net.pixel_embed(feats.permute(0, 2, 3, 1)))  # [B,H,W,P]
-    P = e.shape[-1]
-    e = F.pad(e, (0, 0, 0, pw * TOKEN - W, 0, ph * TOKEN - H))
-    t = e.view(B, ph, TOKEN, pw, TOKEN, P).permute(0, 1, 3, 2, 4, 5).reshape(B, ph, pw, 16 * P)
-    return round16(t) if round_f16 else t
+    return tokens_from(pixel_embedding(net, feats, round_f16), net.cfg.alignment)
 
 
 def head_pixels(head_tokens, W, H):
@@ -245,9 +253,13 @@ def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EA
     if fixed is not None:
         out, new = _finish(ctx, fixed_controls(*fixed, like=ctx["hist"]), p["exposure"], round_f16)
         return out, new, {}
-    toks = tokens(net, feats, round_f16)
+    e = pixel_embedding(net, feats, round_f16)
+    toks = tokens_from(e, net.cfg.alignment)
     head = net(toks, phase)
     if round_f16:
         head = round16(head)
-    out, new = ops.finish(ctx, head_pixels(head, W, H), p["exposure"], round_f16)
+    head_px = head_pixels(head, W, H)
+    if net.cfg.pixel_head:
+        head_px = head_px + net.pixel_head(e).permute(0, 3, 1, 2)
+    out, new = ops.finish(ctx, head_px, p["exposure"], round_f16)
     return out, new, dict(tokens=toks, head=head)
