@@ -13,8 +13,8 @@ import torch
 import torch._dynamo
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tessel_train.export import load_package  # noqa: E402
-from tessel_train.net import Config, TesselNet, padded_grid  # noqa: E402
+from tessel_train.export import load_net  # noqa: E402
+from tessel_train.net import padded_grid  # noqa: E402
 
 
 def time_graphs(fn, x, frames, warmup=30):
@@ -63,9 +63,8 @@ def main():
     ap.add_argument("--compile", action="store_true", help="also try torch.compile (+ CUDA graphs)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    cfg = Config()
-    net = TesselNet(cfg)
-    meta = load_package(net, a.model)
+    net, meta = load_net(a.model)
+    cfg = net.cfg
     net = net.cuda().half().eval()
     res = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__, model=meta["name"], frames=a.frames, sizes={})
     sizes = ((2560, 1440), (3840, 2160))

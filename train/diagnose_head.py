@@ -15,8 +15,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train import stages  # noqa: E402
-from tessel_train.export import load_package  # noqa: E402
-from tessel_train.net import Config, TesselNet  # noqa: E402
+from tessel_train.export import load_net  # noqa: E402
 from train import RATIOS, batch_from, make_cache, psnr_frames, run_sequence  # noqa: E402
 
 # head channel -> name (docs/NETWORK.md §5)
@@ -54,8 +53,7 @@ def main():
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args()
     dev = torch.device(a.device)
-    net = TesselNet(Config())
-    mj = load_package(net, a.package)
+    net, mj = load_net(a.package)
     net = net.to(dev).eval()
     base = tuple(mj["baseline"][k] for k in ("blend", "sigma", "clamp"))
     base_raw = {0: logit(base[0]), 1: float(torch.log(torch.tensor(base[1]))), 2: logit(base[2])}

@@ -39,6 +39,14 @@ pub struct NetworkConfig {
     pub mlp_ratio: usize,
     /// Channels per pixel after the per-pixel embedding of the input stage.
     pub pixel_embed: usize,
+    /// A per-pixel head path: `pixel_head` (pixel_embed -> HEAD_CHANNELS) applied to each pixel's
+    /// embedding (its slot of the token) and added to that pixel's head channels. Absent: false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pixel_head: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for NetworkConfig {
@@ -50,6 +58,7 @@ impl Default for NetworkConfig {
             decoder_depths: vec![1, 2],
             mlp_ratio: 2,
             pixel_embed: 8,
+            pixel_head: false,
         }
     }
 }
@@ -186,6 +195,10 @@ impl NetworkConfig {
         v.push(t("head_norm.bias".into(), &[c0]));
         v.push(t("head.weight".into(), &[self.head_token_channels(), c0]));
         v.push(t("head.bias".into(), &[self.head_token_channels()]));
+        if self.pixel_head {
+            v.push(t("pixel_head.weight".into(), &[HEAD_CHANNELS, p]));
+            v.push(t("pixel_head.bias".into(), &[HEAD_CHANNELS]));
+        }
         v
     }
 
@@ -203,6 +216,9 @@ impl NetworkConfig {
         let t0 = g.level_tokens(0);
         f.embed = 2 * t0 * self.token_channels() * self.channels[0];
         f.head = 2 * t0 * self.channels[0] * self.head_token_channels();
+        if self.pixel_head {
+            f.head += 2 * pixels * self.pixel_embed * HEAD_CHANNELS;
+        }
         for lvl in 1..self.levels() {
             let tl = g.level_tokens(lvl);
             let (ci, co) = (self.channels[lvl - 1], self.channels[lvl]);
@@ -300,6 +316,32 @@ mod tests {
         let f = cfg.flops(3840, 2160).total() as f64 / 1e9;
         assert!(f <= 80.0, "{f} GFLOP at 4K");
         assert!(f > 60.0, "{f} GFLOP at 4K: counting lost a part");
+    }
+
+    #[test]
+    fn pixel_head_adds_two_tensors_and_fits_the_budget() {
+        let cfg = NetworkConfig { pixel_head: true, ..NetworkConfig::default() };
+        let base = NetworkConfig::default();
+        let extra: Vec<_> = cfg.tensor_specs().into_iter().skip(base.tensor_specs().len()).collect();
+        assert_eq!(extra.len(), 2);
+        assert_eq!((extra[0].name.as_str(), extra[0].shape.as_slice()), ("pixel_head.weight", &[HEAD_CHANNELS, 8][..]));
+        assert_eq!((extra[1].name.as_str(), extra[1].shape.as_slice()), ("pixel_head.bias", &[HEAD_CHANNELS][..]));
+        // 2 FLOPs x padded pixels x P x 8 on top of the same network.
+        let (a, b) = (cfg.flops(3840, 2160).total(), base.flops(3840, 2160).total());
+        assert_eq!(a - b, 2 * 960 * 544 * 16 * 8 * HEAD_CHANNELS);
+        assert!(a as f64 / 1e9 <= 80.0, "{} GFLOP at 4K", a as f64 / 1e9);
+    }
+
+    #[test]
+    fn pixel_head_is_absent_from_json_when_false() {
+        let base = NetworkConfig::default();
+        let json = serde_json::to_string(&base).unwrap();
+        assert!(!json.contains("pixel_head"), "{json}");
+        assert_eq!(serde_json::from_str::<NetworkConfig>(&json).unwrap(), base);
+        let on = NetworkConfig { pixel_head: true, ..base };
+        let json = serde_json::to_string(&on).unwrap();
+        assert!(json.contains("\"pixel_head\":true"), "{json}");
+        assert_eq!(serde_json::from_str::<NetworkConfig>(&json).unwrap(), on);
     }
 
     #[test]

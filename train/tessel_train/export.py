@@ -51,6 +51,15 @@ def export_package(net: TesselNet, out_dir, name, description, baseline, provena
     write_atomic(os.path.join(out_dir, "model.json"), json.dumps(mj, indent=2).encode())
 
 
+def load_net(pkg_dir):
+    """A TesselNet built from a package's config, with its weights; returns (net, model.json)."""
+    from .net import Config
+    mj = json.load(open(os.path.join(pkg_dir, "model.json")))
+    net = TesselNet(Config.from_json(mj["config"]))
+    load_package(net, pkg_dir)
+    return net, mj
+
+
 def load_package(net: TesselNet, pkg_dir):
     """Loads a package's weights into `net` (the config must match)."""
     data = open(os.path.join(pkg_dir, "weights.safetensors"), "rb").read()

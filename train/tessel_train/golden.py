@@ -25,7 +25,7 @@ CASES = [
 ]
 
 
-def write_case(net, out_root, name, out_size, ratio, frames, seed, exposure):
+def write_case(net, out_root, name, out_size, ratio, frames, seed, exposure, model_dir=None):
     d = os.path.join(out_root, name)
     os.makedirs(d, exist_ok=True)
     net = net.cpu().float().eval()
@@ -65,11 +65,38 @@ def write_case(net, out_root, name, out_size, ratio, frames, seed, exposure):
                "settings": {"hdr": True, "depth_inverted": True, "motion_units": "render", "exposure": exposure},
                "frames": [{k: v for k, v in e.items() if k != "golden"} for e in entries]}
     json.dump(seqjson, open(os.path.join(d, "frames.json"), "w"), indent=1)
-    json.dump({"frames": [e["golden"] for e in entries],
+    extra = {"model": model_dir} if model_dir else {}
+    json.dump({**extra, "frames": [e["golden"] for e in entries],
                "note": "tokens/head: f16 [padded_h][padded_w][128]; out: f32 linear RGB [H][W][3]; hist: f16 tonemapped RGB [H][W][3]"},
               open(os.path.join(d, "golden.json"), "w"), indent=1)
 
 
+# A case with its own small network that has the per-pixel head path (config `pixel_head`), so the
+# path is checked whether or not the shipped model uses it: seeded weights, not a trained model.
+PIXEL_HEAD_CASE = ("3x_48x30_pixel_head", (48, 30), 3.0, 3, 13, 1.0)
+
+
+def pixel_head_test_net(seed=7):
+    from .export import round_weights_f16
+    from .net import Config, TesselNet, init_like_reference
+    cfg = Config(channels=[16, 32], encoder_depths=[1], bottleneck_depth=1, decoder_depths=[1], pixel_head=True)
+    net = TesselNet(cfg)
+    init_like_reference(net, (0.75, 0.3, 0.1), seed=seed)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=g))
+        net.pixel_head.weight.copy_(0.5 * torch.randn(net.pixel_head.weight.shape, generator=g))
+    round_weights_f16(net)
+    return net
+
+
 def write_all(net, out_root):
+    from .export import export_package
     for c in CASES:
         write_case(net, out_root, *c)
+    small = pixel_head_test_net()
+    case_dir = os.path.join(out_root, PIXEL_HEAD_CASE[0])
+    export_package(small, os.path.join(case_dir, "model"), "pixel-head-test", "seeded test network for the golden vectors",
+                   (0.75, 0.3, 0.1), {"trainer": "train/tessel_train/golden.py", "note": "not trained"}, trained=False)
+    write_case(small, out_root, *PIXEL_HEAD_CASE, model_dir="model")

@@ -21,7 +21,7 @@ class Config:
     decoder_depths: list = field(default_factory=lambda: [1, 2])
     mlp_ratio: int = 2
     pixel_embed: int = 8
-    pixel_head: bool = False  # experimental: per-pixel linear map of the pixel embedding added to the head
+    pixel_head: bool = False  # a per-pixel linear map of the pixel embedding added to the head (docs/NETWORK.md)
 
     @property
     def levels(self):
@@ -32,8 +32,15 @@ class Config:
         return WINDOW << (self.levels - 1)
 
     def to_json(self):
-        return dict(channels=self.channels, encoder_depths=self.encoder_depths, bottleneck_depth=self.bottleneck_depth,
-                    decoder_depths=self.decoder_depths, mlp_ratio=self.mlp_ratio, pixel_embed=self.pixel_embed)
+        d = dict(channels=self.channels, encoder_depths=self.encoder_depths, bottleneck_depth=self.bottleneck_depth,
+                 decoder_depths=self.decoder_depths, mlp_ratio=self.mlp_ratio, pixel_embed=self.pixel_embed)
+        if self.pixel_head:  # absent means false (docs/FORMATS.md)
+            d["pixel_head"] = True
+        return d
+
+    @staticmethod
+    def from_json(d):
+        return Config(**d)
 
     def blocks(self):
         """(name prefix, level, index) in execution order; the layer number is the position."""
@@ -154,7 +161,11 @@ class TesselNet(nn.Module):
         for l in reversed(range(cfg.levels - 1)):
             x = depth_to_space2(getattr(self, f"expand{l + 1}")(x), cfg.channels[l]) + skips[l]
             x = self.run(f"dec{l}", x, phase)
-        return self.head(self.head_norm(x))
+        head = self.head(self.head_norm(x))
+        if cfg.pixel_head:  # each pixel's embedding (its P channels of the token) -> its 8 head channels
+            b, th, tw, _ = tokens.shape
+            head = head + self.pixel_head(tokens.view(b, th, tw, 16, cfg.pixel_embed)).reshape(b, th, tw, 16 * HEAD_CHANNELS)
+        return head
 
 
 def init_like_reference(net: TesselNet, baseline=(0.9, 0.5, 1.0), seed=0):

@@ -253,13 +253,9 @@ def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EA
     if fixed is not None:
         out, new = _finish(ctx, fixed_controls(*fixed, like=ctx["hist"]), p["exposure"], round_f16)
         return out, new, {}
-    e = pixel_embedding(net, feats, round_f16)
-    toks = tokens_from(e, net.cfg.alignment)
+    toks = tokens(net, feats, round_f16)
     head = net(toks, phase)
     if round_f16:
         head = round16(head)
-    head_px = head_pixels(head, W, H)
-    if net.cfg.pixel_head:
-        head_px = head_px + net.pixel_head(e).permute(0, 3, 1, 2)
-    out, new = ops.finish(ctx, head_px, p["exposure"], round_f16)
+    out, new = ops.finish(ctx, head_pixels(head, W, H), p["exposure"], round_f16)
     return out, new, dict(tokens=toks, head=head)

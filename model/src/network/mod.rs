@@ -63,6 +63,8 @@ pub struct Network {
     pub blocks: Vec<Block>,
     pub head_norm: Norm,
     pub head: Linear,
+    /// The per-pixel head path (config `pixel_head`).
+    pub pixel_head: Option<Linear>,
 }
 
 impl Network {
@@ -77,6 +79,7 @@ impl Network {
             blocks: cfg.blocks().into_iter().map(|s| Block::from_package(pkg, s)).collect(),
             head_norm: Norm::from_package(pkg, "head_norm"),
             head: Linear::from_package(pkg, "head"),
+            pixel_head: cfg.pixel_head.then(|| Linear::from_package(pkg, "pixel_head")),
             config: cfg,
         }
     }
@@ -109,6 +112,11 @@ impl Network {
             self.run_blocks(&mut x, grid, &format!("dec{lvl}"), phase);
         }
         let mut head = self.head.forward(&self.head_norm.forward(&x));
+        if let Some(ph) = &self.pixel_head {
+            // Read as rows of P, the token buffer is one row per pixel in the head buffer's
+            // (token, slot) order; each row maps to that pixel's HEAD_CHANNELS.
+            head.iter_mut().zip(&ph.forward(tokens)).for_each(|(h, p)| *h += p);
+        }
         head.iter_mut().for_each(|v| *v = round_f16(*v));
         head
     }
