@@ -376,7 +376,7 @@ def main():
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
                    baseline, prov)
-    write_all(net, a.golden)
+    write_all(net, a.golden, a.package)
     json.dump(prov, open(os.path.join(a.out, "summary.json"), "w"), indent=1)
     log(f"done: {tr.step} steps in {tr.seconds():.0f} s, final loss {prov['final_loss']}; shipped weights of step {tr.best['step']}; "
         f"package {a.package}; golden {a.golden}")

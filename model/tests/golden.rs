@@ -1,8 +1,9 @@
 //! The CPU reference against golden vectors exported from the PyTorch twin (train/tessel_train/
 //! golden.py) with the shipped model: tokens, head, final image and history, frame by frame, each
 //! backend with its own temporal feedback. Contract: head and final image >= 60 dB. A case whose
-//! golden.json names a `model` directory (relative to the case) uses that package instead: the
-//! per-pixel head path is checked that way with a small seeded network.
+//! golden.json names a `model` directory (relative to the case) uses that package, else
+//! models/tessel-v1 (or TESSEL_GOLDEN_MODEL): the per-pixel head path is checked with a small
+//! seeded network of its own.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

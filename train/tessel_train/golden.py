@@ -91,10 +91,13 @@ def pixel_head_test_net(seed=7):
     return net
 
 
-def write_all(net, out_root):
+def write_all(net, out_root, package_dir=None):
+    """The cases of `net` (recording package_dir, relative to each case, when given: the Rust test
+    then loads that package; without it, models/tessel-v1) and the per-pixel head case."""
     from .export import export_package
     for c in CASES:
-        write_case(net, out_root, *c)
+        rel = os.path.relpath(package_dir, os.path.join(out_root, c[0])) if package_dir else None
+        write_case(net, out_root, *c, model_dir=rel)
     small = pixel_head_test_net()
     case_dir = os.path.join(out_root, PIXEL_HEAD_CASE[0])
     export_package(small, os.path.join(case_dir, "model"), "pixel-head-test", "seeded test network for the golden vectors",
