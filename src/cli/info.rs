@@ -21,7 +21,14 @@ pub fn info(model: Option<&Path>) -> Result<()> {
         "  channels {:?}, encoder depths {:?}, bottleneck {}, decoder depths {:?}, mlp ratio {}, pixel embed {} -> token {} ch",
         c.channels, c.encoder_depths, c.bottleneck_depth, c.decoder_depths, c.mlp_ratio, c.pixel_embed, c.token_channels()
     );
-    say!("  {} features per pixel, {} head channels per pixel, {} parameters, {} tensors", PIXEL_FEATURES, HEAD_CHANNELS, c.parameter_count(), pkg.tensors.len());
+    say!(
+        "  {} features per pixel, {} head channels per pixel{}, {} parameters, {} tensors",
+        PIXEL_FEATURES,
+        HEAD_CHANNELS,
+        if c.pixel_head { " (with the per-pixel head path)" } else { "" },
+        c.parameter_count(),
+        pkg.tensors.len()
+    );
     say!("  baseline (--network none): blend {:.3}, sigma {:.3}, clamp {:.3}", pkg.baseline.blend, pkg.baseline.sigma, pkg.baseline.clamp);
     say!("  {:<12} {:>12} {:>10} {:>10}", "output", "tokens", "GFLOP", "MB tokens");
     for (w, h) in [(1920, 1080), (2560, 1440), (3840, 2160)] {
