@@ -16,7 +16,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tessel_train import stages  # noqa: E402
+from tessel_train import experimental, stages  # noqa: E402
 from tessel_train.export import export_package, round_weights_f16  # noqa: E402
 from tessel_train.golden import write_all  # noqa: E402
 from tessel_train.net import Config, TesselNet, init_like_reference  # noqa: E402
@@ -175,19 +175,22 @@ def parse_args():
                     help="with --resume: plan the remaining steps from --minutes and the measured rate (cosine restarts)")
     ap.add_argument("--no-pixel-head", dest="pixel_head", action="store_false",
                     help="no per-pixel head path (docs/NETWORK.md; tessel-v1 has none)")
+    ap.add_argument("--exp-history-kernel", action="store_true",
+                    help="experiment (tessel_train/experimental.py): channel 2 sets the history kernel's sharpness; "
+                         "validation only, no package")
     ap.add_argument("--compile", action="store_true", help="torch.compile the stages around the network")
     ap.add_argument("--ckpt-every", type=float, default=120.0)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     return ap.parse_args()
 
 
-def validate(net, val, size, start, fixed=None):
+def validate(net, val, size, start, fixed=None, ops=stages.EAGER):
     """{ratio: mean PSNR over frames >= start} on the validation cache (no augmentation)."""
     res = {}
     for r in RATIOS:
         b = batch_from(val, r, torch.arange(val[r]["color"].shape[1], device=val[r]["color"].device))
         with torch.no_grad():
-            o, gt, _ = run_sequence(net, b, size, fixed=fixed)
+            o, gt, _ = run_sequence(net, b, size, fixed=fixed, ops=ops)
         res[r] = psnr_frames(o, gt, start)
     return res
 
@@ -195,8 +198,8 @@ def validate(net, val, size, start, fixed=None):
 class Trainer:
     """Optimizer state, the step plan, the loss log and the best-validated weights; save/resume."""
 
-    def __init__(self, a, net, dev, baseline, base_score, ck):
-        self.a, self.net, self.dev = a, net, dev
+    def __init__(self, a, net, dev, baseline, base_score, ck, ops):
+        self.a, self.net, self.dev, self.ops = a, net, dev, ops
         self.baseline, self.base_score = baseline, base_score
         self.opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4, betas=(0.9, 0.99))
         self.step, self.total_steps, self.history, self.spent = 0, None, [], 0.0
@@ -254,7 +257,7 @@ class Trainer:
     def validate(self, val, base_val, start):
         """Validation gain over the tuned baseline (mean over ratios); keeps the best weights."""
         self.net.eval()
-        res = validate(self.net, val, self.a.size, start)
+        res = validate(self.net, val, self.a.size, start, ops=self.ops)
         gain = sum(res[r] - base_val[r] for r in RATIOS) / len(RATIOS)
         self.val_log.append(dict(step=self.step, seconds=round(self.seconds(), 1), gain=round(gain, 4),
                                  **{f"{r}x": round(res[r], 4) for r in RATIOS}))
@@ -279,8 +282,9 @@ def train(tr, cache, val, base_val, start, t_start, ckpt_path):
     """The loop: a batch of sequences per iteration, one optimizer step per TBPTT chunk. Returns
     whether a deadline stopped it before the planned steps."""
     a, dev = tr.a, tr.dev
-    ops = compiled_ops() if a.compile else stages.EAGER
-    if a.compile:
+    ops = tr.ops
+    if a.compile and ops is stages.EAGER:
+        ops = compiled_ops()
         log("stages around the network: torch.compile (first steps include compilation)")
     g = torch.Generator(device="cpu").manual_seed(a.seed + tr.step)
     sync = (lambda: torch.cuda.synchronize()) if dev.type == "cuda" else (lambda: None)
@@ -349,13 +353,20 @@ def main():
         log(f"tuned baseline (training sequences, frames 8..): blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]} "
             f"-> {base_score:.3f} dB ({time.time() - t0:.1f} s); top 5: {top}")
         init_like_reference(net, baseline, seed=a.seed)
-    tr = Trainer(a, net, dev, baseline, base_score, ck)
+        if a.exp_history_kernel:
+            experimental.init_history_kernel(net)
+    ops = experimental.HistoryKernelOps() if a.exp_history_kernel else stages.EAGER
+    tr = Trainer(a, net, dev, baseline, base_score, ck, ops)
     base_val = validate(None, val, a.size, start, fixed=baseline)
     stopped_early = train(tr, cache, val, base_val, start, t_start, ckpt_path)
     if not tr.val_log or tr.val_log[-1]["step"] != tr.step:
         tr.validate(val, base_val, start)
     tr.save(ckpt_path)
     tr.write_logs(a.out)
+    if a.exp_history_kernel:
+        log(f"experiment: no backend runs this head, so no package; best validation gain {tr.best['gain']:+.3f} dB "
+            f"at step {tr.best['step']} ({a.out}/val.csv)")
+        return
 
     # The package gets the best-validated weights, rounded to f16, validated once more as shipped.
     net.load_state_dict(tr.best["net"])

@@ -1,0 +1,57 @@
+"""Training-only experiments on the head that are not in docs/NETWORK.md: no backend runs them, so
+train.py never exports a package from them (it reports validation only).
+
+history_kernel: the rectification channel (head channel 2, dead in tessel-v1) becomes the
+sharpness of the history resampling kernel, per pixel: Keys' cubic convolution with
+a = -0.5 + 0.5 * tanh(h2) in (-1, 0); a = -0.5 is the contract's Catmull-Rom, lower is sharper.
+Repeated resampling of a panning history blurs it; this lets the network counter that where it
+pays. Rectification is off (strength 0) in this mode."""
+import torch
+
+from . import stages
+
+
+def keys_weights(f, a):
+    """Tap weights for offsets -1, 0, 1, 2 at fractional position f; a broadcasts with f."""
+    near = lambda x: ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+    far = lambda x: ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a
+    return [far(1.0 + f), near(f), near(1.0 - f), far(2.0 - f)]
+
+
+def sample_keys(img, px, py, a):
+    """img [B,C,h,w]; px, py, a [B,H,W] -> [B,C,H,W]; clamp-to-edge, like sample_catmull_rom."""
+    h, w = img.shape[-2:]
+    ux, uy = px - 0.5, py - 0.5
+    fx0, fy0 = torch.floor(ux), torch.floor(uy)
+    wx, wy = keys_weights(ux - fx0, a), keys_weights(uy - fy0, a)
+    ix, iy = fx0.long(), fy0.long()
+    out = 0.0
+    for j in range(4):
+        row = 0.0
+        yj = (iy - 1 + j).clamp(0, h - 1)
+        for i in range(4):
+            row = row + wx[i].unsqueeze(1) * stages._gather(img, yj, (ix - 1 + i).clamp(0, w - 1))
+        out = out + wy[j].unsqueeze(1) * row
+    return out
+
+
+class HistoryKernelOps(stages.Ops):
+    def context_and_features(self, p, hist, jitter, reset, with_features=True):
+        assert hist["exposure"] == p["exposure"], "history_kernel: exposure changes are not handled"
+        ctx, f = stages.context_and_features(p, hist, jitter, reset, with_features)
+        ctx["hist_img"] = hist["color"]
+        return ctx, f
+
+    def finish(self, ctx, head_px, exposure, round_f16=False):
+        a = -0.5 + 0.5 * torch.tanh(head_px[:, 2])
+        px, py = ctx["prev"][:, 0], ctx["prev"][:, 1]
+        hk = sample_keys(ctx["hist_img"], px, py, a).clamp(0.0, stages.Y_MAX)
+        ctl = stages.decode(head_px)
+        ctl["clamp"] = torch.zeros_like(ctl["clamp"])
+        return stages._finish(dict(ctx, hist=hk), ctl, exposure, round_f16)
+
+
+def init_history_kernel(net):
+    """Start at Catmull-Rom: raw channel 2 = 0 for every pixel slot of the head bias."""
+    with torch.no_grad():
+        net.head.bias[2::8] = 0.0
