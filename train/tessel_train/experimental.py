@@ -20,19 +20,7 @@ def keys_weights(f, a):
 
 def sample_keys(img, px, py, a):
     """img [B,C,h,w]; px, py, a [B,H,W] -> [B,C,H,W]; clamp-to-edge, like sample_catmull_rom."""
-    h, w = img.shape[-2:]
-    ux, uy = px - 0.5, py - 0.5
-    fx0, fy0 = torch.floor(ux), torch.floor(uy)
-    wx, wy = keys_weights(ux - fx0, a), keys_weights(uy - fy0, a)
-    ix, iy = fx0.long(), fy0.long()
-    out = 0.0
-    for j in range(4):
-        row = 0.0
-        yj = (iy - 1 + j).clamp(0, h - 1)
-        for i in range(4):
-            row = row + wx[i].unsqueeze(1) * stages._gather(img, yj, (ix - 1 + i).clamp(0, w - 1))
-        out = out + wy[j].unsqueeze(1) * row
-    return out
+    return stages.sample_cubic(img, px, py, lambda f: keys_weights(f, a))
 
 
 class HistoryKernelOps(stages.Ops):

@@ -55,10 +55,15 @@ def catmull_rom_weights(f):
 
 def sample_catmull_rom(img, px, py):
     """img [B,C,h,w]; px, py [B,H,W] in pixel units -> [B,C,H,W]; clamp-to-edge."""
+    return sample_cubic(img, px, py, catmull_rom_weights)
+
+
+def sample_cubic(img, px, py, weights):
+    """A separable 4 x 4-tap resampling; weights(f) gives the taps at offsets -1, 0, 1, 2."""
     h, w = img.shape[-2:]
     ux, uy = px - 0.5, py - 0.5
     fx0, fy0 = torch.floor(ux), torch.floor(uy)
-    wx, wy = catmull_rom_weights(ux - fx0), catmull_rom_weights(uy - fy0)
+    wx, wy = weights(ux - fx0), weights(uy - fy0)
     ix, iy = fx0.long(), fy0.long()
     out = 0.0
     for j in range(4):
