@@ -7,6 +7,8 @@ import numpy as np
 import torch
 
 from . import stages
+from .export import export_package, round_weights_f16
+from .net import Config, TesselNet, init_like_reference
 from .scenes import SceneBatch, render_sequence
 
 
@@ -77,14 +79,12 @@ PIXEL_HEAD_CASE = ("3x_48x30_pixel_head", (48, 30), 3.0, 3, 13, 1.0)
 
 
 def pixel_head_test_net(seed=7):
-    from .export import round_weights_f16
-    from .net import Config, TesselNet, init_like_reference
     cfg = Config(channels=[16, 32], encoder_depths=[1], bottleneck_depth=1, decoder_depths=[1], pixel_head=True)
     net = TesselNet(cfg)
     init_like_reference(net, (0.75, 0.3, 0.1), seed=seed)
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
-        for name, p in net.named_parameters():
+        for p in net.parameters():
             p.add_(0.05 * torch.randn(p.shape, generator=g))
         net.pixel_head.weight.copy_(0.5 * torch.randn(net.pixel_head.weight.shape, generator=g))
     round_weights_f16(net)
@@ -94,7 +94,6 @@ def pixel_head_test_net(seed=7):
 def write_all(net, out_root, package_dir=None):
     """The cases of `net` (recording package_dir, relative to each case, when given: the Rust test
     then loads that package; without it, models/tessel-v1) and the per-pixel head case."""
-    from .export import export_package
     for c in CASES:
         rel = os.path.relpath(package_dir, os.path.join(out_root, c[0])) if package_dir else None
         write_case(net, out_root, *c, model_dir=rel)

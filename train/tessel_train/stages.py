@@ -161,23 +161,15 @@ def round16(x):
     return x.half().float()
 
 
-def pixel_embedding(net, feats, round_f16=False):
-    """feats [B,16,H,W] -> per-pixel embedding [B,H,W,P] (silu of the pixel_embed layer)."""
-    e = F.silu(net.pixel_embed(feats.permute(0, 2, 3, 1)))
-    return round16(e) if round_f16 else e
-
-
-def tokens_from(e, alignment):
-    """[B,H,W,P] -> tokens [B,Th,Tw,16P] on the padded grid (zero outside the output)."""
-    B, H, W, P = e.shape
-    pw, ph = padded_grid(W, H, alignment)
-    e = F.pad(e, (0, 0, 0, pw * TOKEN - W, 0, ph * TOKEN - H))
-    return e.view(B, ph, TOKEN, pw, TOKEN, P).permute(0, 1, 3, 2, 4, 5).reshape(B, ph, pw, 16 * P)
-
-
 def tokens(net, feats, round_f16=False):
     """feats [B,16,H,W] -> tokens [B,Th,Tw,16P] on the padded grid (zero outside the output)."""
-    return tokens_from(pixel_embedding(net, feats, round_f16), net.cfg.alignment)
+    B, _, H, W = feats.shape
+    pw, ph = padded_grid(W, H, net.cfg.alignment)
+    e = F.silu(net.pixel_embed(feats.permute(0, 2, 3, 1)))  # [B,H,W,P]
+    P = e.shape[-1]
+    e = F.pad(e, (0, 0, 0, pw * TOKEN - W, 0, ph * TOKEN - H))
+    t = e.view(B, ph, TOKEN, pw, TOKEN, P).permute(0, 1, 3, 2, 4, 5).reshape(B, ph, pw, 16 * P)
+    return round16(t) if round_f16 else t
 
 
 def head_pixels(head_tokens, W, H):
