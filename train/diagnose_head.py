@@ -16,6 +16,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train import stages  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
+from tessel_train.net import raw_controls  # noqa: E402
 from train import RATIOS, batch_from, make_cache, psnr_frames, run_sequence  # noqa: E402
 
 # head channel -> name (docs/NETWORK.md §5)
@@ -38,11 +39,6 @@ class Edit(stages.Ops):
         return stages.finish(ctx, head_px, exposure, round_f16)
 
 
-def logit(q):
-    q = min(max(q, 1e-3), 0.999)
-    return float(torch.log(torch.tensor(q / (1 - q))))
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--package", default="models/tessel-v1")
@@ -56,7 +52,7 @@ def main():
     net, mj = load_net(a.package)
     net = net.to(dev).eval()
     base = tuple(mj["baseline"][k] for k in ("blend", "sigma", "clamp"))
-    base_raw = {0: logit(base[0]), 1: float(torch.log(torch.tensor(base[1]))), 2: logit(base[2])}
+    base_raw = dict(enumerate(raw_controls(*base)))
     cache = make_cache(a.seqs, a.frames, a.size, a.seed, dev, spp=16, chunk=a.seqs)
     start = min(8, a.frames // 2)
     rows = {}

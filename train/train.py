@@ -286,6 +286,8 @@ def train(tr, cache, val, base_val, start, t_start, ckpt_path):
     if a.compile and ops is stages.EAGER:
         ops = compiled_ops()
         log("stages around the network: torch.compile (first steps include compilation)")
+    elif a.compile:
+        log("--compile ignored: the experiment's stage functions run eager")
     g = torch.Generator(device="cpu").manual_seed(a.seed + tr.step)
     sync = (lambda: torch.cuda.synchronize()) if dev.type == "cuda" else (lambda: None)
     last_ckpt = last_val = time.time()
@@ -298,8 +300,8 @@ def train(tr, cache, val, base_val, start, t_start, ckpt_path):
         for c in range(a.frames // a.chunk):
             if tr.total_steps is not None and tr.step >= tr.total_steps:
                 break
-            lr = tr.lr()
             hist, prev, loss = tr.chunk_step(b, c, hist, prev, ops)
+            lr = tr.opt.param_groups[0]["lr"]  # the rate that step used
             if tr.total_steps is None and tr.step - s0 == 10:
                 sync()
                 t_warm = time.time()  # steps 1..10 include compilation and allocator warm-up

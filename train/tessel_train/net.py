@@ -1,4 +1,5 @@
 """The network of docs/NETWORK.md §4 with the package's tensor names (state_dict keys)."""
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -168,12 +169,17 @@ class TesselNet(nn.Module):
         return head
 
 
+def raw_controls(blend, sigma, clamp):
+    """Head channels 0..2 (pre-activation) that decode to these fixed controls (docs/NETWORK.md §5)."""
+    logit = lambda q: math.log(min(max(q, 1e-3), 0.999) / (1 - min(max(q, 1e-3), 0.999)))
+    return logit(blend), math.log(sigma), logit(clamp)
+
+
 def init_like_reference(net: TesselNet, baseline=(0.9, 0.5, 1.0), seed=0):
     """Initial weights in the spirit of the reference's untrained package: uniform with variance
     1/fan_in (half on residual outputs, a tenth on the head), zero biases and position biases, the
     head bias at the baseline's raw values."""
     g = torch.Generator().manual_seed(seed)
-    import math
     for name, p in net.named_parameters():
         with torch.no_grad():
             if name.endswith("norm1.weight") or name.endswith("norm2.weight") or name == "head_norm.weight":
@@ -185,7 +191,6 @@ def init_like_reference(net: TesselNet, baseline=(0.9, 0.5, 1.0), seed=0):
                 a = gain * math.sqrt(3.0 / p.shape[1])
                 p.copy_((torch.rand(p.shape, generator=g) * 2 - 1) * a)
     blend, sigma, clamp = baseline
-    logit = lambda q: math.log(min(max(q, 1e-3), 0.999) / (1 - min(max(q, 1e-3), 0.999)))
-    raw = torch.tensor([logit(blend), math.log(sigma), logit(clamp), 0, 0, 0, 0, 0], dtype=torch.float32)
+    raw = torch.tensor([*raw_controls(blend, sigma, clamp), 0, 0, 0, 0, 0], dtype=torch.float32)
     with torch.no_grad():
         net.head.bias.copy_(raw.repeat(16))
