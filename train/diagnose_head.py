@@ -3,6 +3,7 @@
 sequences of the training generator (seeds never trained on) and scores variants of its head:
 
     python3 train/diagnose_head.py --package models/tessel-v2 [--seqs 8] [--size 96] [--device cpu]
+        [--ratios 2] [--jitter-start N] [--brief]
 
 Variants: the tuned baseline; the network; the network with one control replaced by the
 baseline's value or by the network's own median (spatially uniform); the network without
@@ -46,6 +47,10 @@ def main():
     ap.add_argument("--frames", type=int, default=24)
     ap.add_argument("--size", type=int, default=96)
     ap.add_argument("--seed", type=int, default=777001)
+    ap.add_argument("--ratios", default="1.5,2,3", help="comma-separated subset of 1.5,2,3")
+    ap.add_argument("--jitter-start", type=int, default=None,
+                    help="start every sequence at this jitter index (default: starts spread over the period)")
+    ap.add_argument("--brief", action="store_true", help="only the tuned baseline and the network")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args()
     dev = torch.device(a.device)
@@ -53,10 +58,13 @@ def main():
     net = net.to(dev).eval()
     base = tuple(mj["baseline"][k] for k in ("blend", "sigma", "clamp"))
     base_raw = dict(enumerate(raw_controls(*base)))
-    cache = make_cache(a.seqs, a.frames, a.size, a.seed, dev, spp=16, chunk=a.seqs)
+    ratios = tuple(float(x) for x in a.ratios.split(","))
+    if not set(ratios) <= set(RATIOS):
+        sys.exit(f"--ratios: {a.ratios} is not a subset of {RATIOS}")
+    cache = make_cache(a.seqs, a.frames, a.size, a.seed, dev, spp=16, chunk=a.seqs, ratios=ratios, jitter_start=a.jitter_start)
     start = min(8, a.frames // 2)
     rows = {}
-    for r in RATIOS:
+    for r in ratios:
         b = batch_from(cache, r, torch.arange(a.seqs, device=dev))
         score = lambda ops=stages.EAGER, fixed=None, n=net: psnr_frames(*run_sequence(n, b, a.size, fixed=fixed, ops=ops)[:2], start)
         heads = []
@@ -65,24 +73,25 @@ def main():
             h = torch.stack(heads[start:])  # [T,B,8,H,W] raw head
             med = {ch: float(h[:, :, ch].median()) for ch in CHANNELS}
             spread = {CHANNELS[ch]: float(h[:, :, ch].std()) for ch in CHANNELS}
-            for ch in (0, 1, 2):
+            for ch in () if a.brief else (0, 1, 2):
                 res[f"{CHANNELS[ch]} := baseline"] = score(ops=Edit({ch: base_raw[ch]}))
                 res[f"{CHANNELS[ch]} := own median"] = score(ops=Edit({ch: med[ch]}))
-            res["no residual"] = score(ops=Edit({3: 0.0, 4: 0.0, 5: 0.0}))
-            res["no feature memory"] = score(ops=Edit({6: 0.0, 7: 0.0}))
-            res["blend, sigma, clamp := own medians, no residual"] = score(ops=Edit({0: med[0], 1: med[1], 2: med[2], 3: 0.0, 4: 0.0, 5: 0.0}))
+            if not a.brief:
+                res["no residual"] = score(ops=Edit({3: 0.0, 4: 0.0, 5: 0.0}))
+                res["no feature memory"] = score(ops=Edit({6: 0.0, 7: 0.0}))
+                res["blend, sigma, clamp := own medians, no residual"] = score(ops=Edit({0: med[0], 1: med[1], 2: med[2], 3: 0.0, 4: 0.0, 5: 0.0}))
         rows[r] = (res, spread, med)
         print(f"{r}x done", file=sys.stderr, flush=True)
-    names = list(rows[RATIOS[0]][0])
-    print("| variant | " + " | ".join(f"{r}x dB" for r in RATIOS) + " | mean vs network |")
-    print("|---|" + "---|" * (len(RATIOS) + 1))
+    names = list(rows[ratios[0]][0])
+    print("| variant | " + " | ".join(f"{r}x dB" for r in ratios) + " | mean vs network |")
+    print("|---|" + "---|" * (len(ratios) + 1))
     for n in names:
-        v = [rows[r][0][n] for r in RATIOS]
-        d = sum(rows[r][0][n] - rows[r][0]["network"] for r in RATIOS) / len(RATIOS)
+        v = [rows[r][0][n] for r in ratios]
+        d = sum(rows[r][0][n] - rows[r][0]["network"] for r in ratios) / len(ratios)
         print(f"| {n} | " + " | ".join(f"{x:.3f}" for x in v) + f" | {d:+.3f} |")
     print("\nraw head, frames 8..: median (spatial std) per ratio")
     for ch, n in CHANNELS.items():
-        print(f"- {n}: " + ", ".join(f"{r}x {rows[r][2][ch]:+.3f} ({rows[r][1][n]:.3f})" for r in RATIOS))
+        print(f"- {n}: " + ", ".join(f"{r}x {rows[r][2][ch]:+.3f} ({rows[r][1][n]:.3f})" for r in ratios))
 
 
 if __name__ == "__main__":

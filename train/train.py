@@ -32,15 +32,19 @@ def log(*a):
     print(time.strftime("%H:%M:%S"), *a, flush=True)
 
 
-def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64):
-    """{ratio: dict of f16 tensors [T,S,...]} generated on the device."""
+def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64, ratios=RATIOS, jitter_start=None):
+    """{ratio: dict of f16 tensors [T,S,...]} generated on the device. Sequence k starts at jitter
+    index 7k of the ratio's period (7 is prime to every period, 18, 32 and 72, so the starts cover
+    it evenly): a game's reset or camera cut can fall anywhere in the jitter cycle. jitter_start
+    (an int) starts every sequence there instead. A ratio's sequences do not depend on `ratios`."""
     cache = {}
-    for ri, ratio in enumerate(RATIOS):
+    for ri, ratio in ((RATIOS.index(r), r) for r in ratios):
         parts = []
         for c0 in range(0, n_per_ratio, chunk):
             s = min(chunk, n_per_ratio - c0)
             sb = SceneBatch(s, seed * 100003 + ri * 1009 + c0, device, out_size=(size, size))
-            seq = render_sequence(sb, ratio, frames, spp=spp, t0=(c0 * 7) % 50, jitter_phase=c0)
+            starts = (c0 + torch.arange(s, device=device)) * 7 if jitter_start is None else jitter_start
+            seq = render_sequence(sb, ratio, frames, spp=spp, t0=(c0 * 7) % 50, jitter_phase=starts)
             parts.append({k: (v.half() if k != "jitter" else v) for k, v in seq.items()})
         cache[ratio] = {k: torch.cat([p[k] for p in parts], 1) for k in parts[0]}
     return cache

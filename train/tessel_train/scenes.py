@@ -197,7 +197,8 @@ def jitter(t, period):
 
 def render_sequence(scenes: SceneBatch, ratio, frames, spp=16, t0=0, jitter_phase=0):
     """-> dict of stacked frames: color [T,S,4,rh,rw], motion [T,S,2,rh,rw], depth [T,S,1,rh,rw],
-    jitter [T,S,2], reference [T,S,4,H,W] (all float32 on the scenes' device)."""
+    jitter [T,S,2], reference [T,S,4,H,W] (all float32 on the scenes' device). jitter_phase: where in
+    the jitter period frame 0 falls, one int for the batch or one per sequence ([S] ints)."""
     W, H = scenes.out
     rw, rh = max(1, round(W / ratio)), max(1, round(H / ratio))
     period = max(8, math.ceil(8 * ratio * ratio))
@@ -208,16 +209,19 @@ def render_sequence(scenes: SceneBatch, ratio, frames, spp=16, t0=0, jitter_phas
     sidx = torch.arange(n * n, device=dev, dtype=torch.float32).view(-1, 1, 1)
     out = dict(color=[], motion=[], depth=[], jitter=[], reference=[])
     g = torch.Generator(device=dev).manual_seed(1234 + t0)
+    table = torch.tensor([jitter(i, period) for i in range(period)], device=dev)  # [period, 2]
+    phase = torch.as_tensor(jitter_phase, device=dev).long().expand(S)
     for ti in range(frames):
         t = float(t0 + ti)
-        jx, jy = jitter(ti + jitter_phase, period)
-        p = torch.stack([(xs + 0.5 + jx) * (W / rw), (ys + 0.5 + jy) * (H / rh)], -1).view(1, -1, 2).expand(S, -1, -1)
+        j = table[(ti + phase) % period]  # [S, 2]
+        jx, jy = j[:, 0].view(S, 1, 1), j[:, 1].view(S, 1, 1)
+        p = torch.stack([(xs + 0.5 + jx) * (W / rw), (ys + 0.5 + jy) * (H / rh)], -1).view(S, -1, 2)
         c, near, prev = scenes.hit(p, torch.tensor(t, device=dev))
         mot = (prev - p) * torch.tensor([rw / W, rh / H], device=dev)
         out["color"].append(torch.cat([c, torch.ones_like(c[..., :1])], -1).view(S, rh, rw, 4).permute(0, 3, 1, 2))
         out["motion"].append(mot.view(S, rh, rw, 2).permute(0, 3, 1, 2))
         out["depth"].append(near.view(S, 1, rh, rw))
-        out["jitter"].append(torch.tensor([jx, jy], device=dev).expand(S, 2))
+        out["jitter"].append(j)
         o = torch.rand(n * n, 2, H, W, device=dev, generator=g)
         q = torch.stack([gx + (torch.remainder(sidx, n) + o[:, 0]) / n, gy + (torch.floor(sidx / n) + o[:, 1]) / n], -1)
         cs = scenes.hit(q.view(1, -1, 2).expand(S, -1, -1), torch.tensor(t, device=dev))[0]
