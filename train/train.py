@@ -17,12 +17,13 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train import experimental, stages  # noqa: E402
-from tessel_train.export import export_package, round_weights_f16  # noqa: E402
+from tessel_train.export import export_package, load_net, round_weights_f16  # noqa: E402
 from tessel_train.golden import write_all  # noqa: E402
 from tessel_train.net import Config, TesselNet, init_like_reference  # noqa: E402
 from tessel_train.scenes import SceneBatch, render_sequence  # noqa: E402
 
 RATIOS = (1.5, 2.0, 3.0)
+GENERATOR = 2  # bumped whenever make_cache/scenes.py render other sequences for the same arguments (2: jitter starts)
 GRID_BLEND = (0.55, 0.65, 0.75, 0.85, 0.92)
 GRID_SIGMA = (0.2, 0.3, 0.42, 0.6)
 GRID_CLAMP = (0.0, 0.15, 0.35, 0.7, 1.0)
@@ -140,6 +141,44 @@ def tune_baseline(cache, size, n, start):
     return scores[0][1], scores[0][0], scores[:5]
 
 
+def init_from_package(net, pkg):
+    """Loads a package's weights into net; returns its baseline and the record of the search behind it."""
+    src, mj = load_net(pkg)
+    if src.cfg != net.cfg:
+        sys.exit(f"--init {pkg}: model.json config {mj['config']} differs from this run's network {net.cfg}")
+    net.load_state_dict(src.state_dict())
+    b = mj["baseline"]
+    return (b["blend"], b["sigma"], b["clamp"]), mj.get("provenance", {}).get("baseline_search", {})
+
+
+def data_seed_of(a, ck):
+    """The training sequences' seed: --data-seed, else the checkpoint's when resuming, else --seed."""
+    if a.data_seed is not None:
+        return a.data_seed
+    return ck.get("data_seed", a.seed) if ck is not None else a.seed
+
+
+def start_weights(a, net, ck, cache, start):
+    """The network's starting weights (a checkpoint's, a package's, or the baseline-equivalent
+    initialisation after a baseline search). Returns (baseline, record of the search behind it)."""
+    search = dict(grid=dict(blend=GRID_BLEND, sigma=GRID_SIGMA, clamp=GRID_CLAMP), sequences_per_ratio=min(32, a.cache),
+                  frames_scored=f"{start}..{a.frames - 1}")
+    if ck is not None:  # the Trainer loads the weights
+        return tuple(ck["baseline"]), ck.get("baseline_search") or dict(search, score_db=ck["baseline_score"])
+    if a.init:
+        baseline, search = init_from_package(net, a.init)
+        log(f"initialised from {a.init}: its weights and its tuned baseline (blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]})")
+        return baseline, search
+    t0 = time.time()
+    baseline, score, top = tune_baseline(cache, a.size, min(32, a.cache), start)
+    log(f"tuned baseline (training sequences, frames 8..): blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]} "
+        f"-> {score:.3f} dB ({time.time() - t0:.1f} s); top 5: {top}")
+    init_like_reference(net, baseline, seed=a.seed)
+    if a.exp_history_kernel:
+        experimental.init_history_kernel(net)
+    return baseline, dict(search, score_db=score)
+
+
 def frame_loss(o, g, prev_o, prev_g):
     mse = ((o - g) ** 2).mean(dim=(1, 2, 3))
     loss = torch.log(mse + 1e-5).mean()
@@ -163,6 +202,12 @@ def parse_args():
     ap.add_argument("--batch", type=int, default=128, help="sequences per step (the step is launch-bound: 128 costs about what 64 does)")
     ap.add_argument("--deadline", type=float, default=0.0,
                     help="hard wall-clock limit in seconds from start (0: none): training stops early so export always finishes")
+    ap.add_argument("--init", metavar="PACKAGE", default=None,
+                    help="start from a model package's weights and tuned baseline (no baseline search; a fresh "
+                         "optimizer and schedule), e.g. to train on from the shipped model")
+    ap.add_argument("--data-seed", type=int, default=None,
+                    help="seed of the training sequences (default: --seed); a new one with --resume --replan continues "
+                         "on fresh sequences, while validation stays on --seed + 1")
     ap.add_argument("--cache", type=int, default=512, help="training sequences per ratio (256 overfitted within 5,000 steps)")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
@@ -176,7 +221,7 @@ def parse_args():
                     help="no random symmetries / exposure of training batches")
     ap.add_argument("--aug-stops", type=float, default=1.0, help="exposure augmentation range, +-stops")
     ap.add_argument("--replan", action="store_true",
-                    help="with --resume: plan the remaining steps from --minutes and the measured rate (cosine restarts)")
+                    help="with --resume: a new schedule from the checkpoint's weights (warm-up, then cosine decay over --minutes of training, or up to --steps)")
     ap.add_argument("--no-pixel-head", dest="pixel_head", action="store_false",
                     help="no per-pixel head path (docs/NETWORK.md; tessel-v1 has none)")
     ap.add_argument("--exp-history-kernel", action="store_true",
@@ -202,39 +247,51 @@ def validate(net, val, size, start, fixed=None, ops=stages.EAGER):
 class Trainer:
     """Optimizer state, the step plan, the loss log and the best-validated weights; save/resume."""
 
-    def __init__(self, a, net, dev, baseline, base_score, ck, ops):
+    def __init__(self, a, net, dev, baseline, search, ck, ops):
         self.a, self.net, self.dev, self.ops = a, net, dev, ops
-        self.baseline, self.base_score = baseline, base_score
+        self.baseline, self.search = baseline, search  # search: how the baseline was found (score_db, grid, ...)
+        self.init = ck.get("init") if ck is not None else a.init  # the package a warm start began from
+        self.data_seed = data_seed_of(a, ck)
+        # What validation measures; best weights are only compared within one validation set.
+        self.val_set = dict(generator=GENERATOR, seed=a.seed + 1, seqs=a.val_seqs, frames=a.val_frames, size=a.size, spp=a.spp)
         self.opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4, betas=(0.9, 0.99))
         self.step, self.total_steps, self.history, self.spent = 0, None, [], 0.0
+        self.sched0 = 0  # the step where the learning-rate schedule (warm-up, cosine) begins
         self.val_log, self.best = [], None  # best: dict(gain, step, net state)
         if ck is not None:
             net.load_state_dict(ck["net"])
             self.opt.load_state_dict(ck["opt"])
             self.step, self.total_steps, self.history = ck["step"], ck["total_steps"], ck["log"]
             self.spent, self.val_log, self.best = ck.get("train_seconds", 0.0), ck.get("val_log", []), ck.get("best")
+            self.sched0 = ck.get("sched0", 0)
+            if ck.get("val_set") != self.val_set:
+                log(f"validation set {self.val_set} differs from the checkpoint's ({ck.get('val_set', 'not recorded')}): "
+                    "its best weights are not comparable and are dropped")
+                self.best = None
             torch.set_rng_state(ck["rng"].cpu())  # map_location moved it to the device
             log(f"resumed at step {self.step}/{self.total_steps}")
+        if a.replan and ck is not None:
+            self.sched0, self.total_steps = self.step, None
+            log(f"re-planning: warm-up and cosine decay start again at step {self.step}")
         if a.steps:
             self.total_steps = a.steps
             log(f"planned steps: {self.total_steps} (--steps)")
-        elif a.replan and ck is not None:
-            self.total_steps = None
-            log(f"re-planning: the schedule restarts at full rate and decays over the next {a.minutes} min of training")
         self.t_train = time.time()
 
     def seconds(self):
         return time.time() - self.t_train + self.spent
 
     def save(self, path):
-        torch.save(dict(net=self.net.state_dict(), opt=self.opt.state_dict(), step=self.step, total_steps=self.total_steps,
+        torch.save(dict(net=self.net.state_dict(), opt=self.opt.state_dict(), step=self.step, total_steps=self.total_steps, sched0=self.sched0,
                         log=self.history, val_log=self.val_log, best=self.best, train_seconds=self.seconds(),
-                        baseline=list(self.baseline), baseline_score=self.base_score, rng=torch.get_rng_state()), path + ".partial")
+                        baseline=list(self.baseline), baseline_search=self.search, init=self.init, data_seed=self.data_seed,
+                        val_set=self.val_set, rng=torch.get_rng_state()), path + ".partial")
         os.replace(path + ".partial", path)
 
     def lr(self):
-        frac = self.step / self.total_steps if self.total_steps else 0.0
-        return self.a.lr * min(1.0, (self.step + 1) / 200) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
+        n = self.step - self.sched0
+        frac = n / (self.total_steps - self.sched0) if self.total_steps else 0.0
+        return self.a.lr * min(1.0, (n + 1) / 200) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * frac)))
 
     def chunk_step(self, b, c, hist, prev, ops):
         """One optimizer step on frames [c*chunk, (c+1)*chunk) of batch b; returns (hist, prev, loss)."""
@@ -341,28 +398,21 @@ def main():
     name = torch.cuda.get_device_name(0) if dev.type == "cuda" else "cpu"
     log(f"device {name}; torch {torch.__version__}")
 
-    cache = make_cache(a.cache, a.frames, a.size, a.seed, dev, a.spp)
+    ckpt_path = os.path.join(a.out, "ckpt.pt")
+    ck = torch.load(ckpt_path, map_location=dev, weights_only=False) if a.resume and os.path.exists(ckpt_path) else None
+    data_seed = data_seed_of(a, ck)
+    cache = make_cache(a.cache, a.frames, a.size, data_seed, dev, a.spp)
     torch.cuda.synchronize() if dev.type == "cuda" else None
     t_data = time.time() - t_start
-    log(f"training cache: {a.cache} sequences x {len(RATIOS)} ratios x {a.frames} frames at {a.size}^2 in {t_data:.1f} s")
+    log(f"training cache: {a.cache} sequences x {len(RATIOS)} ratios x {a.frames} frames at {a.size}^2 in {t_data:.1f} s"
+        f" (data seed {data_seed})")
     val = make_cache(a.val_seqs, a.val_frames, a.size, a.seed + 1, dev, a.spp)
     start = min(8, a.frames // 2, a.val_frames // 2)
 
-    ckpt_path = os.path.join(a.out, "ckpt.pt")
     net = TesselNet(Config(pixel_head=a.pixel_head)).to(dev)
-    ck = torch.load(ckpt_path, map_location=dev, weights_only=False) if a.resume and os.path.exists(ckpt_path) else None
-    if ck is not None:
-        baseline, base_score = tuple(ck["baseline"]), ck["baseline_score"]
-    else:
-        t0 = time.time()
-        baseline, base_score, top = tune_baseline(cache, a.size, min(32, a.cache), start)
-        log(f"tuned baseline (training sequences, frames 8..): blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]} "
-            f"-> {base_score:.3f} dB ({time.time() - t0:.1f} s); top 5: {top}")
-        init_like_reference(net, baseline, seed=a.seed)
-        if a.exp_history_kernel:
-            experimental.init_history_kernel(net)
+    baseline, search = start_weights(a, net, ck, cache, start)
     ops = experimental.HistoryKernelOps() if a.exp_history_kernel else stages.EAGER
-    tr = Trainer(a, net, dev, baseline, base_score, ck, ops)
+    tr = Trainer(a, net, dev, baseline, search, ck, ops)
     base_val = validate(None, val, a.size, start, fixed=baseline)
     stopped_early = train(tr, cache, val, base_val, start, t_start, ckpt_path)
     if not tr.val_log or tr.val_log[-1]["step"] != tr.step:
@@ -384,12 +434,11 @@ def main():
         log(f"validation {r}x frames {start}..{a.val_frames - 1} (step {tr.best['step']}, f16): network {shipped[r]:.3f} dB, "
             f"tuned baseline {base_val[r]:.3f} dB")
 
-    prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, steps=tr.step, planned_steps=tr.total_steps,
+    prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, data_seed=data_seed, steps=tr.step, planned_steps=tr.total_steps,
                 complete=not stopped_early, shipped_step=tr.best["step"], train_seconds=round(tr.seconds(), 1),
                 data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
                 tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, augment=a.augment, ratios=list(RATIOS), validation=res,
-                baseline_search=dict(score_db=base_score, grid=dict(blend=GRID_BLEND, sigma=GRID_SIGMA, clamp=GRID_CLAMP),
-                                     sequences_per_ratio=min(32, a.cache), frames_scored=f"{start}..{a.frames - 1}"))
+                initialised_from=tr.init, baseline_search=tr.search)
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
                    baseline, prov)
