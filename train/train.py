@@ -206,7 +206,7 @@ def parse_args():
                     help="start from a model package's weights and tuned baseline (no baseline search; a fresh "
                          "optimizer and schedule), e.g. to train on from the shipped model")
     ap.add_argument("--data-seed", type=int, default=None,
-                    help="seed of the training sequences (default: --seed); a new one with --resume --replan continues "
+                    help="seed of the training sequences (default: --seed; a resumed run keeps its checkpoint's); a new one with --init or --resume --replan trains "
                          "on fresh sequences, while validation stays on --seed + 1")
     ap.add_argument("--cache", type=int, default=512, help="training sequences per ratio (256 overfitted within 5,000 steps)")
     ap.add_argument("--lr", type=float, default=2e-3)
