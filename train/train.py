@@ -2,8 +2,8 @@
 """Train tessel's network end to end through the reconstruction (docs/NETWORK.md), then export the
 model package, the tuned baseline and the golden vectors.
 
-    python3 train/train.py --minutes 10 --out out/train          # fresh run
-    python3 train/train.py --minutes 10 --out out/train --resume # continue from out/train/ckpt.pt
+    python3 train/train.py --minutes 15 --out out/train          # fresh run: data to package in 15 minutes
+    python3 train/train.py --minutes 15 --out out/train --resume # continue from out/train/ckpt.pt
 
 Fixed seeds; the loss curve goes to OUT/log.csv; a checkpoint every --ckpt-every seconds."""
 import argparse
@@ -23,6 +23,7 @@ from tessel_train.net import Config, TesselNet, init_like_reference  # noqa: E40
 from tessel_train.scenes import SceneBatch, render_sequence  # noqa: E402
 
 RATIOS = (1.5, 2.0, 3.0)
+EXPORT_RESERVE_S = 20  # kept free at the end of --minutes for the last validation, export and golden vectors
 GENERATOR = 2  # bumped whenever make_cache/scenes.py render other sequences for the same arguments (2: jitter starts)
 GRID_BLEND = (0.55, 0.65, 0.75, 0.85, 0.92)
 GRID_SIGMA = (0.2, 0.3, 0.42, 0.6)
@@ -190,7 +191,9 @@ def frame_loss(o, g, prev_o, prev_g):
 
 def parse_args():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--minutes", type=float, default=10.0, help="training time budget (data and tuning not included)")
+    ap.add_argument("--minutes", type=float, default=15.0,
+                    help="wall-clock budget of one uninterrupted run, from start to exported package (data, baseline "
+                         "search, training and validation, export); the steps are planned at step 40 from the measured rates")
     ap.add_argument("--out", default="out/train")
     ap.add_argument("--package", default="models/tessel-v2")
     ap.add_argument("--golden", default="model/tests/golden")
@@ -221,7 +224,8 @@ def parse_args():
                     help="no random symmetries / exposure of training batches")
     ap.add_argument("--aug-stops", type=float, default=1.0, help="exposure augmentation range, +-stops")
     ap.add_argument("--replan", action="store_true",
-                    help="with --resume: a new schedule from the checkpoint's weights (warm-up, then cosine decay over --minutes of training, or up to --steps)")
+                    help="with --resume: a new schedule from the checkpoint's weights (warm-up, then cosine decay to the end of "
+                         "--minutes from this start, or up to --steps)")
     ap.add_argument("--no-pixel-head", dest="pixel_head", action="store_false",
                     help="no per-pixel head path (docs/NETWORK.md; tessel-v1 has none)")
     ap.add_argument("--exp-history-kernel", action="store_true",
@@ -351,7 +355,12 @@ def train(tr, cache, val, base_val, start, t_start, ckpt_path):
         log("--compile ignored: the experiment's stage functions run eager")
     g = torch.Generator(device="cpu").manual_seed(a.seed + tr.step)
     sync = (lambda: torch.cuda.synchronize()) if dev.type == "cuda" else (lambda: None)
-    last_ckpt = last_val = time.time()
+    val_cost = 0.0
+    if tr.total_steps is None:  # to be planned: validating now also measures what validations cost
+        t0 = time.time()
+        tr.validate(val, base_val, start)
+        val_cost = time.time() - t0
+    last_ckpt = last_val = t_loop = time.time()
     s0, t_warm = tr.step, None  # the plan is made from this run's steps 10..40 (10 warm-up steps excluded)
     while tr.total_steps is None or tr.step < tr.total_steps:
         ratio = RATIOS[int(torch.randint(0, len(RATIOS), (1,), generator=g))]
@@ -369,8 +378,10 @@ def train(tr, cache, val, base_val, start, t_start, ckpt_path):
             if tr.total_steps is None and tr.step - s0 == 40:
                 sync()
                 per = (time.time() - t_warm) / 30
-                tr.total_steps = max(s0 + 60, tr.step + int((a.minutes * 60 - (time.time() - tr.t_train)) / per))
-                log(f"{per * 1000:.1f} ms/step (steps 10..40; first 10 steps {t_warm - tr.t_train:.1f} s) -> {tr.total_steps} steps in {a.minutes} min")
+                left = a.minutes * 60 - (time.time() - t_start) - EXPORT_RESERVE_S
+                tr.total_steps = max(s0 + 60, tr.step + int(left / (per * (1 + val_cost / a.val_every))))
+                log(f"{per * 1000:.1f} ms/step (steps 10..40; first 10 steps {t_warm - t_loop:.1f} s), validation {val_cost:.1f} s "
+                    f"every {a.val_every:g} s -> {tr.total_steps} steps, the run done {a.minutes:g} min after its start")
             if tr.step % 50 == 0:
                 tr.history.append(dict(step=tr.step, seconds=round(tr.seconds(), 1), loss=round(loss.item(), 5), ratio=ratio, lr=lr))
                 if tr.step % 500 == 0:
