@@ -238,14 +238,19 @@ class Ops:
 EAGER = Ops()
 
 
+def apply_reset(hist, reset):
+    """History with the sequences flagged in reset [B] (bool) cleared and marked invalid."""
+    if not bool(reset.any()):
+        return hist
+    keep = (~reset).float().view(-1, 1, 1, 1)
+    return dict(hist, color=hist["color"] * keep, near=hist["near"] * keep, memory=hist["memory"] * keep,
+                valid=hist["valid"] * (~reset).float())
+
+
 def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EAGER):
     """One evaluation. Returns (tonemapped output, new history, extras)."""
-    B = jitter.shape[0]
     H, W = hist["color"].shape[-2:]
-    if bool(reset.any()):
-        keep = (~reset).float().view(B, 1, 1, 1)
-        hist = dict(hist, color=hist["color"] * keep, near=hist["near"] * keep, memory=hist["memory"] * keep,
-                    valid=hist["valid"] * (~reset).float())
+    hist = apply_reset(hist, reset)
     ctx, feats = ops.context_and_features(p, hist, jitter, reset, fixed is None)
     if fixed is not None:
         out, new = _finish(ctx, fixed_controls(*fixed, like=ctx["hist"]), p["exposure"], round_f16)
