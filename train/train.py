@@ -7,6 +7,8 @@ model package, the tuned baseline and the golden vectors.
 
 Fixed seeds; the loss curve goes to OUT/log.csv; a checkpoint every --ckpt-every seconds."""
 import argparse
+import hashlib
+import inspect
 import json
 import math
 import os
@@ -16,7 +18,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tessel_train import experimental, stages  # noqa: E402
+from tessel_train import experimental, scenes, stages  # noqa: E402
 from tessel_train.export import export_package, load_net, round_weights_f16  # noqa: E402
 from tessel_train.golden import write_all  # noqa: E402
 from tessel_train.net import Config, TesselNet, init_like_reference  # noqa: E402
@@ -50,6 +52,26 @@ def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64, ratios
             parts.append({k: (v.half() if k != "jitter" else v) for k, v in seq.items()})
         cache[ratio] = {k: torch.cat([p[k] for p in parts], 1) for k in parts[0]}
     return cache
+
+
+def stored_cache(folder, device, n_per_ratio, frames, size, seed, spp):
+    """make_cache's result, kept in folder between runs (the GPU machine keeps ignored files while it
+    stays warm, so a resumed call skips the generation). The file name holds every argument and a
+    hash of the generator's source, so a changed generator never reads old sequences."""
+    src = inspect.getsource(scenes) + inspect.getsource(make_cache)
+    tag = hashlib.sha256(src.encode()).hexdigest()[:12]
+    path = os.path.join(folder, f"seq_{n_per_ratio}x{frames}_{size}px_seed{seed}_spp{spp}_{tag}.pt") if folder else None
+    if path and os.path.exists(path):
+        try:
+            return torch.load(path, map_location=device), path
+        except Exception as e:  # a torn or foreign file: generate again
+            log(f"{path}: unreadable ({type(e).__name__}: {str(e).splitlines()[0][:120]}); generating the sequences again")
+    cache = make_cache(n_per_ratio, frames, size, seed, device, spp)
+    if path:
+        os.makedirs(folder, exist_ok=True)
+        torch.save(cache, path + ".partial")
+        os.replace(path + ".partial", path)
+    return cache, None
 
 
 def batch_from(cache, ratio, idx, aug=None):
@@ -211,6 +233,8 @@ def parse_args():
     ap.add_argument("--data-seed", type=int, default=None,
                     help="seed of the training sequences (default: --seed; a resumed run keeps its checkpoint's); a new one with --init or --resume --replan trains "
                          "on fresh sequences, while validation stays on --seed + 1")
+    ap.add_argument("--data-cache", default="out/data-cache",
+                    help="folder keeping generated sequences between runs ('' for none); about 5 GB at the defaults")
     ap.add_argument("--cache", type=int, default=512, help="training sequences per ratio (256 overfitted within 5,000 steps)")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
@@ -412,12 +436,12 @@ def main():
     ckpt_path = os.path.join(a.out, "ckpt.pt")
     ck = torch.load(ckpt_path, map_location=dev, weights_only=False) if a.resume and os.path.exists(ckpt_path) else None
     data_seed = data_seed_of(a, ck)
-    cache = make_cache(a.cache, a.frames, a.size, data_seed, dev, a.spp)
+    cache, found = stored_cache(a.data_cache, dev, a.cache, a.frames, a.size, data_seed, a.spp)
     torch.cuda.synchronize() if dev.type == "cuda" else None
     t_data = time.time() - t_start
     log(f"training cache: {a.cache} sequences x {len(RATIOS)} ratios x {a.frames} frames at {a.size}^2 in {t_data:.1f} s"
-        f" (data seed {data_seed})")
-    val = make_cache(a.val_seqs, a.val_frames, a.size, a.seed + 1, dev, a.spp)
+        f" (data seed {data_seed}; " + (f"read from {found})" if found else "generated)"))
+    val = stored_cache(a.data_cache, dev, a.val_seqs, a.val_frames, a.size, a.seed + 1, a.spp)[0]
     start = min(8, a.frames // 2, a.val_frames // 2)
 
     net = TesselNet(Config(pixel_head=a.pixel_head)).to(dev)
