@@ -50,15 +50,15 @@ def main():
                 if not f.endswith(".bin"):
                     continue
                 dt = "<f2" if f.startswith(F16_PREFIXES) else "<f4"
-                ref = np.fromfile(os.path.join(root, name, f), dtype=dt).astype(np.float64)
+                stored = np.fromfile(os.path.join(root, name, f), dtype=dt)
                 path = os.path.join(tmp, name, f)
                 mine = np.fromfile(path, dtype=dt) if os.path.exists(path) else None
-                bad, diff = compare(mine, ref)
+                bad, diff = compare(mine, stored.astype(np.float64))
                 total += 1
-                exact += mine is not None and mine.tobytes() == np.fromfile(os.path.join(root, name, f), dtype=dt).tobytes()
+                exact += mine is not None and mine.tobytes() == stored.tobytes()
                 worst = max(worst, diff)
                 if bad:
-                    failed.append(f"{name}/{f}: {bad} of {ref.size} values out of tolerance, largest difference {diff:.3g}")
+                    failed.append(f"{name}/{f}: {bad} of {stored.size} values out of tolerance, largest difference {diff:.3g}")
     if failed:
         print(f"{len(failed)} of {total} golden files moved:")
         print("\n".join("  " + d for d in failed))

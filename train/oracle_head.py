@@ -42,14 +42,9 @@ def run(fr, size, net=None, fixed=None, heads=None):
     hist = stages.new_history(1, W, H, "cpu")
     outs, raw = [], []
     for t, (p, jit, reset, _) in enumerate(fr):
-        if heads is None:
-            out, hist, ex = stages.step(net, p, hist, jit, reset, t % 8, fixed=fixed)
-            if "head" in ex:
-                raw.append(stages.head_pixels(ex["head"], W, H).detach())
-        else:
-            hist = stages.apply_reset(hist, reset)
-            ctx, _ = stages.context_and_features(p, hist, jit, reset, with_features=False)
-            out, hist = stages.finish(ctx, heads[t], p["exposure"])
+        out, hist, ex = stages.step(net, p, hist, jit, reset, t % 8, fixed=fixed, head_px=heads[t] if heads else None)
+        if "head" in ex:
+            raw.append(stages.head_pixels(ex["head"], W, H).detach())
         outs.append(out)
     return outs, raw
 

@@ -247,13 +247,17 @@ def apply_reset(hist, reset):
                 valid=hist["valid"] * (~reset).float())
 
 
-def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EAGER):
-    """One evaluation. Returns (tonemapped output, new history, extras)."""
+def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EAGER, head_px=None):
+    """One evaluation. Returns (tonemapped output, new history, extras). fixed: the baseline's
+    (blend, sigma, clamp) instead of the network; head_px: a raw per-pixel head [B,8,H,W] instead."""
     H, W = hist["color"].shape[-2:]
     hist = apply_reset(hist, reset)
-    ctx, feats = ops.context_and_features(p, hist, jitter, reset, fixed is None)
+    ctx, feats = ops.context_and_features(p, hist, jitter, reset, fixed is None and head_px is None)
     if fixed is not None:
         out, new = _finish(ctx, fixed_controls(*fixed, like=ctx["hist"]), p["exposure"], round_f16)
+        return out, new, {}
+    if head_px is not None:
+        out, new = ops.finish(ctx, head_px, p["exposure"], round_f16)
         return out, new, {}
     toks = tokens(net, feats, round_f16)
     head = net(toks, phase)
