@@ -202,6 +202,25 @@ def start_weights(a, net, ck, cache, start):
     return baseline, dict(search, score_db=score)
 
 
+def draw_ratio(g, weights):
+    """Index into RATIOS of the next batch: uniform (the draw every earlier run made) unless weighted."""
+    if weights is None:
+        return int(torch.randint(0, len(RATIOS), (1,), generator=g))
+    return int(torch.multinomial(torch.tensor(weights, dtype=torch.float64), 1, generator=g))
+
+
+def ratio_weights(text):
+    """--ratio-weights: one non-negative weight per ratio of RATIOS, comma-separated."""
+    try:
+        w = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers")
+    if len(w) != len(RATIOS) or min(w) < 0 or sum(w) <= 0 or not all(math.isfinite(x) for x in w):
+        raise argparse.ArgumentTypeError(f"need {len(RATIOS)} finite non-negative weights "
+                                         f"(one per ratio {', '.join(map(str, RATIOS))}), not all zero; got {text!r}")
+    return None if len(set(w)) == 1 else w
+
+
 def frame_loss(o, g, prev_o, prev_g):
     mse = ((o - g) ** 2).mean(dim=(1, 2, 3))
     loss = torch.log(mse + 1e-5).mean()
@@ -236,6 +255,8 @@ def parse_args():
     ap.add_argument("--data-cache", default="out/data-cache",
                     help="folder keeping generated sequences between runs ('' for none); about 5 GB at the defaults")
     ap.add_argument("--cache", type=int, default=512, help="training sequences per ratio (256 overfitted within 5,000 steps)")
+    ap.add_argument("--ratio-weights", type=ratio_weights, default=None, metavar="W1,W2,W3",
+                    help="how often each ratio's sequences are drawn for a batch (default: equally often)")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")
@@ -387,7 +408,7 @@ def train(tr, cache, val, base_val, start, t_start, ckpt_path):
     last_ckpt = last_val = t_loop = time.time()
     s0, t_warm = tr.step, None  # the plan is made from this run's steps 10..40 (10 warm-up steps excluded)
     while tr.total_steps is None or tr.step < tr.total_steps:
-        ratio = RATIOS[int(torch.randint(0, len(RATIOS), (1,), generator=g))]
+        ratio = RATIOS[draw_ratio(g, a.ratio_weights)]
         idx = torch.randint(0, a.cache, (a.batch,), generator=g).to(dev)
         b = batch_from(cache, ratio, idx, draw_aug(g, a.aug_stops) if a.augment else None)
         hist, prev = None, (None, None)
@@ -472,7 +493,7 @@ def main():
     prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, data_seed=data_seed, steps=tr.step, planned_steps=tr.total_steps,
                 complete=not stopped_early, shipped_step=tr.best["step"], train_seconds=round(tr.seconds(), 1),
                 data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
-                tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, augment=a.augment, ratios=list(RATIOS), validation=res,
+                tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, augment=a.augment, ratios=list(RATIOS), ratio_weights=a.ratio_weights, validation=res,
                 initialised_from=tr.init, baseline_search=tr.search)
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
