@@ -2,7 +2,7 @@
 # On the GPU machine (device tool): train, export the package and golden vectors. Everything worth
 # keeping goes to $OUT (results.tgz, the checkpoint, logs).
 #   bash scripts/device_train.sh MINUTES [extra train.py args...]
-#   e.g. first call:  bash scripts/device_train.sh 15 --deadline 580 --package models/tessel-v3
+#   e.g. first call:  bash scripts/device_train.sh 15 --deadline 580 --package models/tessel-dev
 #        next call:   (carry out/train/ckpt.pt) the same plus --resume
 set -euo pipefail
 MIN=${1:-7}; shift || true

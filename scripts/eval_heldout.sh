@@ -4,7 +4,7 @@
 # tuned TAAU baseline, scored by `tessel compare` over frames 8..31. Prints a markdown table.
 #   bash scripts/eval_heldout.sh [OUT_DIR] [SIZE] [SEED] [MODEL_DIR]
 set -euo pipefail
-OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}; MODEL=${4:-models/tessel-v2}
+OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}; MODEL=${4:-models/tessel-v4}
 T=./target/release/tessel
 [ -x "$T" ] || cargo build --release -q
 mkdir -p "$OUT"

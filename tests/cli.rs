@@ -120,14 +120,14 @@ fn nan_and_inf_pixels_are_sanitised_and_reported() {
 }
 
 /// The shipped package is trained and beats its own tuned baseline on a held-out `tessel scene`
-/// sequence (measured at commit time: 24.87 vs 23.29 dB, temporal 0.0768 vs 0.0841; tessel-v1, without
-/// the per-pixel head path, had 24.57 dB and would fail the 1.4 dB margin).
+/// sequence (measured at commit time: 25.11 vs 23.29 dB, temporal 0.0752 vs 0.0841; tessel-v2 had
+/// 24.87 dB and tessel-v1 24.57 dB, and both would fail the 1.7 dB margin).
 #[test]
 fn shipped_model_beats_its_tuned_baseline_on_a_held_out_scene() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let model = root.join("models/tessel-v2");
+    let model = root.join("models/tessel-v4");
     let info = ok(&["info", "--model", s(&model)]);
-    assert!(info.contains("model: tessel-v2") && !info.contains("UNTRAINED"), "{info}");
+    assert!(info.contains("model: tessel-v4") && !info.contains("UNTRAINED"), "{info}");
     let d = tempfile::tempdir().unwrap();
     let scene = d.path().join("scene");
     ok(&["scene", "--kind", "mixed", "--seed", "777", "--ratio", "2", "--size", "256x144", "--frames", "24", "--out", s(&scene)]);
@@ -139,7 +139,7 @@ fn shipped_model_beats_its_tuned_baseline_on_a_held_out_scene() {
     let c = json(&net.join("compare.json"));
     let m = c["methods"].as_array().unwrap();
     let (bicubic, tessel, base) = (m[0]["mean_psnr"].as_f64().unwrap(), m[1]["mean_psnr"].as_f64().unwrap(), m[2]["mean_psnr"].as_f64().unwrap());
-    assert!(tessel > base + 1.4, "tessel {tessel:.3} dB vs tuned TAAU {base:.3} dB");
+    assert!(tessel > base + 1.7, "tessel {tessel:.3} dB vs tuned TAAU {base:.3} dB");
     assert!(tessel > bicubic + 4.0, "tessel {tessel:.3} dB vs bicubic {bicubic:.3} dB");
     assert!(m[1]["mean_temporal"].as_f64().unwrap() < m[2]["mean_temporal"].as_f64().unwrap());
     // The baseline used the model's tuned values.

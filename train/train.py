@@ -26,6 +26,7 @@ from tessel_train.scenes import SceneBatch, render_sequence  # noqa: E402
 
 RATIOS = (1.5, 2.0, 3.0)
 EXPORT_RESERVE_S = 20  # kept free at the end of --minutes for the last validation, export and golden vectors
+DEADLINE_RESERVE_S = 75  # kept free before --deadline: the export, and the caller's archiving after it
 GENERATOR = 2  # bumped whenever make_cache/scenes.py render other sequences for the same arguments (2: jitter starts)
 GRID_BLEND = (0.55, 0.65, 0.75, 0.85, 0.92)
 GRID_SIGMA = (0.2, 0.3, 0.42, 0.6)
@@ -236,7 +237,8 @@ def parse_args():
                     help="wall-clock budget of one uninterrupted run, from start to exported package (data, baseline "
                          "search, training and validation, export); the steps are planned at step 40 from the measured rates")
     ap.add_argument("--out", default="out/train")
-    ap.add_argument("--package", default="models/tessel-v2")
+    ap.add_argument("--package", default="models/tessel-dev",
+                    help="where the trained package goes (a new name: the shipped models/tessel-v4 took three runs)")
     ap.add_argument("--golden", default="model/tests/golden")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--seed", type=int, default=20261129)
@@ -427,11 +429,15 @@ def train(tr, cache, val, base_val, start, t_start, ckpt_path):
                 tr.total_steps = max(s0 + 60, tr.step + int(left / (per * (1 + val_cost / a.val_every))))
                 log(f"{per * 1000:.1f} ms/step (steps 10..40; first 10 steps {t_warm - t_loop:.1f} s), validation {val_cost:.1f} s "
                     f"every {a.val_every:g} s -> {tr.total_steps} steps, the run done {a.minutes:g} min after its start")
+                stop = a.deadline - DEADLINE_RESERVE_S
+                if a.deadline and a.minutes * 60 - EXPORT_RESERVE_S > stop:
+                    log(f"note: the plan runs past this call's deadline ({a.deadline:g} s, training stops at {stop:g} s); "
+                        f"--resume finishes the remaining steps")
             if tr.step % 50 == 0:
                 tr.history.append(dict(step=tr.step, seconds=round(tr.seconds(), 1), loss=round(loss.item(), 5), ratio=ratio, lr=lr))
                 if tr.step % 500 == 0:
                     log(f"step {tr.step}/{tr.total_steps} loss {tr.history[-1]['loss']:.4f} lr {lr:.2e}")
-            if a.deadline and time.time() - t_start > a.deadline - 75 and (tr.total_steps is None or tr.step < tr.total_steps):
+            if a.deadline and time.time() - t_start > a.deadline - DEADLINE_RESERVE_S and (tr.total_steps is None or tr.step < tr.total_steps):
                 # The schedule stays as planned in the checkpoint: --resume continues it.
                 log(f"deadline: stopping at step {tr.step} of {tr.total_steps}; --resume continues from here")
                 return True
