@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Held-out quality: `tessel scene` sequences (the Rust generator; no sequence of it is used in
 # training) at 1.5x, 2x, 3x for every scene kind, run through the network (CPU reference) and the
-# tuned TAAU baseline, scored by `tessel compare` over frames 8..31. Prints a markdown table.
+# tuned TAAU baseline, scored by `tessel compare` over frames 8..31. Prints a markdown table; each
+# case folder gets side_by_side.png (3x crops of frame 31: bicubic, tessel, TAAU, ground truth).
 #   bash scripts/eval_heldout.sh [OUT_DIR] [SIZE] [SEED] [MODEL_DIR]
 set -euo pipefail
 OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}; MODEL=${4:-models/tessel-v4}
@@ -14,7 +15,7 @@ for ratio in 1.5 2 3; do
     $T scene --kind "$kind" --seed "$SEED" --ratio "$ratio" --size "$SIZE" --frames 32 --out "$d/scene" >/dev/null
     $T replay "$d/scene/frames.json" --network cpu --model "$MODEL" --out "$d/net" >/dev/null 2>&1
     $T replay "$d/scene/frames.json" --network none --model "$MODEL" --out "$d/taau" >/dev/null 2>&1
-    $T compare "$d/net" "$d/scene/frames.json" --also "$d/taau" --json "$d/compare.json" >/dev/null
+    $T compare "$d/net" "$d/scene/frames.json" --also "$d/taau" --json "$d/compare.json" --picture "$d/side_by_side.png" --crops-only >/dev/null
     echo "done $kind $ratio" >&2
   done
 done

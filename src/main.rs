@@ -101,6 +101,15 @@ enum Cmd {
         /// Where to write the JSON (default: OUT_DIR/compare.json).
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Also write a side-by-side PNG (bicubic, each method, ground truth) of one frame here.
+        #[arg(long)]
+        picture: Option<PathBuf>,
+        /// Frame of the picture (default: the last).
+        #[arg(long, requires = "picture")]
+        picture_frame: Option<usize>,
+        /// The picture shows only the 3x magnified centre crops (default: full frames above them).
+        #[arg(long, requires = "picture")]
+        crops_only: bool,
     },
     /// Per-stage timing of a backend on a generated scene.
     Bench {
@@ -156,13 +165,21 @@ fn run() -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Compare { out_dir, frames, also, from, json } => {
+        Cmd::Compare { out_dir, frames, also, from, json, picture, picture_frame, crops_only } => {
             let mut dirs = vec![out_dir.clone()];
             dirs.extend(also);
             let r = cli::compare::compare(&dirs, &frames, from)?;
             cli::compare::print_table(&r);
             let jp = json.unwrap_or_else(|| out_dir.join("compare.json"));
             tessel_model::error::write_file_atomic(&jp, &serde_json::to_vec_pretty(&r)?)?;
+            if let Some(pic) = picture {
+                use cli::picture::{legend, side_by_side, Layout};
+                let seq = tessel_model::sequence::Sequence::open(&frames)?;
+                let i = picture_frame.unwrap_or(seq.len().saturating_sub(1));
+                let layout = if crops_only { Layout::CropsOnly } else { Layout::FramesAndCrops };
+                side_by_side(&seq, i, &dirs, layout, &pic)?;
+                say!("picture of frame {i}: {} (left to right: {})", pic.display(), legend(&dirs, seq.load_frame(i)?.reference.is_some()));
+            }
             Ok(())
         }
         Cmd::Bench { network, model, size, ratio, frames } => cli::bench::bench(&cli::bench::BenchOptions { network, model, output: size, ratio, frames }),

@@ -50,6 +50,39 @@ fn taau_baseline_beats_bicubic_on_a_moving_2x_scene() {
     assert!((last_r - last_c).abs() < 1e-9);
 }
 
+/// `compare --picture`: panels of bicubic, each method and the truth; a method's panel is its own
+/// PNG (to one step of 8 bits: the picture reads the f16 output file, the PNG was written from f32)
+/// and below it, exactly, its 3x magnified centre.
+#[test]
+fn compare_draws_each_method_beside_bicubic_and_the_truth() {
+    let d = tempfile::tempdir().unwrap();
+    let scene = d.path().join("scene");
+    let (w, h) = (96u32, 54u32);
+    ok(&["scene", "--kind", "night", "--seed", "5", "--ratio", "2", "--size", "96x54", "--frames", "10", "--out", s(&scene)]);
+    let frames = scene.join("frames.json");
+    let taau = d.path().join("taau");
+    ok(&["replay", s(&frames), "--network", "none", "--out", s(&taau), "--png"]);
+    let pic = d.path().join("pic.png");
+    let out = ok(&["compare", s(&taau), s(&frames), "--picture", s(&pic), "--picture-frame", "7"]);
+    assert!(out.contains("picture of frame 7") && out.contains("bicubic, taau, ground truth"), "{out}");
+    let p = image::open(&pic).unwrap().to_rgb8();
+    let own = image::open(taau.join("o0007.png")).unwrap().to_rgb8();
+    assert_eq!(p.dimensions(), (3 * w + 2 * 4, 2 * h + 4), "three panels, two rows");
+    let (x0, cx0, cy0) = (w + 4, w / 2 - w / 6, h / 2 - h / 6);
+    for y in 0..h {
+        for x in 0..w {
+            let (a, b) = (p.get_pixel(x0 + x, y).0, own.get_pixel(x, y).0);
+            assert!((0..3).all(|c| a[c].abs_diff(b[c]) <= 1), "full frame at {x},{y}: {a:?} vs {b:?}");
+            assert_eq!(p.get_pixel(x0 + x, h + 4 + y), p.get_pixel(x0 + cx0 + x / 3, cy0 + y / 3), "crop at {x},{y}");
+        }
+    }
+    ok(&["compare", s(&taau), s(&frames), "--picture", s(&pic), "--crops-only"]);
+    assert_eq!(image::open(&pic).unwrap().to_rgb8().dimensions(), (3 * w + 2 * 4, h), "one row of crops");
+    let bad = tessel(&["compare", s(&taau), s(&frames), "--picture", s(&pic), "--picture-frame", "10"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("frame 10"), "{}", String::from_utf8_lossy(&bad.stderr));
+}
+
 #[test]
 fn cpu_network_runs_a_package_and_refuses_missing_backends() {
     let d = tempfile::tempdir().unwrap();

@@ -1,16 +1,15 @@
 //! `tessel demo`: the shipped model on a built-in scene; images, a side-by-side picture and the
 //! quality table.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
-use tessel_model::imageio::{display_rgb, write_png_rgb};
-use tessel_model::metrics::bicubic_upscale;
-use tessel_model::sequence::{decode_floats, Sequence};
+use tessel_model::sequence::Sequence;
 
 use crate::cli::common::{find_model, NetworkChoice};
 use crate::cli::compare::{compare, print_table};
-use crate::cli::replay::{output_name, replay, ReplayOptions};
+use crate::cli::picture::{legend, side_by_side, Layout};
+use crate::cli::replay::{replay, ReplayOptions};
 use crate::cli::scene::write_scene;
 use crate::scene::{SceneKind, SceneSpec};
 
@@ -52,44 +51,8 @@ pub fn demo(o: &DemoOptions) -> Result<()> {
     let seq = Sequence::open(&frames_json)?;
     let last = seq.len() - 1;
     let pic = o.out.join("side_by_side.png");
-    side_by_side(&seq, last, &dirs, &pic)?;
+    side_by_side(&seq, last, &dirs, Layout::FramesAndCrops, &pic)?;
     say!("outputs: {} (PNG per frame in each method's folder)", o.out.display());
-    say!("side by side, frame {last}: {} (left to right: bicubic, {}, ground truth; bottom row: 3x centre crop)", pic.display(), dirs.iter().map(|d| d.file_name().unwrap().to_string_lossy().to_string()).collect::<Vec<_>>().join(", "));
-    Ok(())
-}
-
-/// One picture: each method's frame in a row, and below each a 3x magnified centre crop.
-fn side_by_side(seq: &Sequence, i: usize, dirs: &[PathBuf], path: &Path) -> Result<()> {
-    let (w, h) = seq.output();
-    let f = seq.load_frame(i)?;
-    let e = seq.settings().exposure.value().unwrap_or(1.0);
-    let mut panels = vec![display_rgb(&bicubic_upscale(&f, (w, h)), e)];
-    for d in dirs {
-        let bytes = std::fs::read(d.join(output_name(i)))?;
-        panels.push(display_rgb(&decode_floats(&bytes, seq.json.bits), e));
-    }
-    if let Some(r) = &f.reference {
-        panels.push(display_rgb(r, e));
-    }
-    let gap = 4;
-    let cw = panels.len() * w + (panels.len() - 1) * gap;
-    let ch = 2 * h + gap;
-    let mut canvas = vec![32u8; cw * ch * 3];
-    let (cx0, cy0) = (w / 2 - w / 6, h / 2 - h / 6);
-    for (k, p) in panels.iter().enumerate() {
-        let x0 = k * (w + gap);
-        for y in 0..h {
-            for x in 0..w {
-                let src = (y * w + x) * 3;
-                let dst = (y * cw + x0 + x) * 3;
-                canvas[dst..dst + 3].copy_from_slice(&p[src..src + 3]);
-                let (sx, sy) = (cx0 + x / 3, cy0 + y / 3);
-                let src = (sy * w + sx) * 3;
-                let dst = ((h + gap + y) * cw + x0 + x) * 3;
-                canvas[dst..dst + 3].copy_from_slice(&p[src..src + 3]);
-            }
-        }
-    }
-    write_png_rgb(path, cw, ch, canvas)?;
+    say!("side by side, frame {last}: {} (left to right: {}; bottom row: 3x centre crop)", pic.display(), legend(&dirs, true));
     Ok(())
 }

@@ -5,5 +5,6 @@ pub mod common;
 pub mod compare;
 pub mod demo;
 pub mod info;
+pub mod picture;
 pub mod replay;
 pub mod scene;
