@@ -173,12 +173,12 @@ fn run() -> Result<()> {
             let jp = json.unwrap_or_else(|| out_dir.join("compare.json"));
             tessel_model::error::write_file_atomic(&jp, &serde_json::to_vec_pretty(&r)?)?;
             if let Some(pic) = picture {
-                use cli::picture::{legend, side_by_side, Layout};
+                use cli::picture::{side_by_side, Layout};
                 let seq = tessel_model::sequence::Sequence::open(&frames)?;
                 let i = picture_frame.unwrap_or(seq.len().saturating_sub(1));
                 let layout = if crops_only { Layout::CropsOnly } else { Layout::FramesAndCrops };
-                side_by_side(&seq, i, &dirs, layout, &pic)?;
-                say!("picture of frame {i}: {} (left to right: {})", pic.display(), legend(&dirs, seq.load_frame(i)?.reference.is_some()));
+                let panels = side_by_side(&seq, i, &dirs, layout, &pic)?;
+                say!("picture of frame {i}: {} (left to right: {panels})", pic.display());
             }
             Ok(())
         }

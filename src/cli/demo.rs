@@ -8,7 +8,7 @@ use tessel_model::sequence::Sequence;
 
 use crate::cli::common::{find_model, NetworkChoice};
 use crate::cli::compare::{compare, print_table};
-use crate::cli::picture::{legend, side_by_side, Layout};
+use crate::cli::picture::{side_by_side, Layout};
 use crate::cli::replay::{replay, ReplayOptions};
 use crate::cli::scene::write_scene;
 use crate::scene::{SceneKind, SceneSpec};
@@ -51,8 +51,8 @@ pub fn demo(o: &DemoOptions) -> Result<()> {
     let seq = Sequence::open(&frames_json)?;
     let last = seq.len() - 1;
     let pic = o.out.join("side_by_side.png");
-    side_by_side(&seq, last, &dirs, Layout::FramesAndCrops, &pic)?;
+    let panels = side_by_side(&seq, last, &dirs, Layout::FramesAndCrops, &pic)?;
     say!("outputs: {} (PNG per frame in each method's folder)", o.out.display());
-    say!("side by side, frame {last}: {} (left to right: {}; bottom row: 3x centre crop)", pic.display(), legend(&dirs, true));
+    say!("side by side, frame {last}: {} (left to right: {panels}; bottom row: 3x centre crop)", pic.display());
     Ok(())
 }

@@ -22,8 +22,8 @@ const GAP: usize = 4;
 const ZOOM: usize = 3;
 
 /// Writes frame `i` of every method in `dirs` beside bicubic and (when present) the ground truth,
-/// left to right, as a PNG at `path`.
-pub fn side_by_side(seq: &Sequence, i: usize, dirs: &[PathBuf], layout: Layout, path: &Path) -> Result<()> {
+/// left to right, as a PNG at `path`. Returns the panels' names, left to right.
+pub fn side_by_side(seq: &Sequence, i: usize, dirs: &[PathBuf], layout: Layout, path: &Path) -> Result<String> {
     if i >= seq.len() {
         bail!("{}: frame {i} asked for the picture; the sequence has {} frames", seq.path.display(), seq.len());
     }
@@ -43,6 +43,7 @@ pub fn side_by_side(seq: &Sequence, i: usize, dirs: &[PathBuf], layout: Layout, 
     if let Some(r) = &f.reference {
         panels.push(display_rgb(r, e));
     }
+    let names = legend(dirs, f.reference.is_some());
     let rows: &[bool] = match layout {
         Layout::FramesAndCrops => &[false, true],
         Layout::CropsOnly => &[true],
@@ -66,11 +67,11 @@ pub fn side_by_side(seq: &Sequence, i: usize, dirs: &[PathBuf], layout: Layout, 
         }
     }
     write_png_rgb(path, cw, ch, canvas)?;
-    Ok(())
+    Ok(names)
 }
 
 /// "bicubic, a, b, ground truth": the panels of a picture, left to right.
-pub fn legend(dirs: &[PathBuf], with_truth: bool) -> String {
+fn legend(dirs: &[PathBuf], with_truth: bool) -> String {
     let mut names = vec!["bicubic".to_string()];
     names.extend(dirs.iter().map(|d| d.file_name().map_or_else(|| d.display().to_string(), |n| n.to_string_lossy().into_owned())));
     if with_truth {
