@@ -205,7 +205,7 @@ def start_weights(a, net, ck, cache, start):
 
 def draw_ratio(g, weights):
     """Index into RATIOS of the next batch: uniform (the draw every earlier run made) unless weighted."""
-    if weights is None:
+    if weights is None or len(set(weights)) == 1:
         return int(torch.randint(0, len(RATIOS), (1,), generator=g))
     return int(torch.multinomial(torch.tensor(weights, dtype=torch.float64), 1, generator=g))
 
@@ -219,7 +219,7 @@ def ratio_weights(text):
     if len(w) != len(RATIOS) or min(w) < 0 or sum(w) <= 0 or not all(math.isfinite(x) for x in w):
         raise argparse.ArgumentTypeError(f"need {len(RATIOS)} finite non-negative weights "
                                          f"(one per ratio {', '.join(map(str, RATIOS))}), not all zero; got {text!r}")
-    return None if len(set(w)) == 1 else w
+    return w
 
 
 def frame_loss(o, g, prev_o, prev_g):
@@ -258,7 +258,7 @@ def parse_args():
                     help="folder keeping generated sequences between runs ('' for none); about 5 GB at the defaults")
     ap.add_argument("--cache", type=int, default=512, help="training sequences per ratio (256 overfitted within 5,000 steps)")
     ap.add_argument("--ratio-weights", type=ratio_weights, default=None, metavar="W1,W2,W3",
-                    help="how often each ratio's sequences are drawn for a batch (default: equally often)")
+                    help="how often each ratio's sequences are drawn for a batch (default: equally often; a resumed run keeps its checkpoint's)")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")
@@ -303,6 +303,8 @@ class Trainer:
         self.baseline, self.search = baseline, search  # search: how the baseline was found (score_db, grid, ...)
         self.init = ck.get("init") if ck is not None else a.init  # the package a warm start began from
         self.data_seed = data_seed_of(a, ck)
+        # How often each ratio is drawn: --ratio-weights, else the checkpoint's when resuming, else uniform (None).
+        self.ratio_weights = a.ratio_weights if a.ratio_weights is not None else (ck.get("ratio_weights") if ck is not None else None)
         # What validation measures; best weights are only compared within one validation set.
         self.val_set = dict(generator=GENERATOR, seed=a.seed + 1, seqs=a.val_seqs, frames=a.val_frames, size=a.size, spp=a.spp)
         self.opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4, betas=(0.9, 0.99))
@@ -320,7 +322,7 @@ class Trainer:
                     "its best weights are not comparable and are dropped")
                 self.best = None
             torch.set_rng_state(ck["rng"].cpu())  # map_location moved it to the device
-            log(f"resumed at step {self.step}/{self.total_steps}")
+            log(f"resumed at step {self.step}/{self.total_steps}" + (f"; ratio weights {self.ratio_weights}" if self.ratio_weights else ""))
         if a.replan and ck is not None:
             self.sched0, self.total_steps = self.step, None
             log(f"re-planning: warm-up and cosine decay start again at step {self.step}")
@@ -335,7 +337,7 @@ class Trainer:
     def save(self, path):
         torch.save(dict(net=self.net.state_dict(), opt=self.opt.state_dict(), step=self.step, total_steps=self.total_steps, sched0=self.sched0,
                         log=self.history, val_log=self.val_log, best=self.best, train_seconds=self.seconds(),
-                        baseline=list(self.baseline), baseline_search=self.search, init=self.init, data_seed=self.data_seed,
+                        baseline=list(self.baseline), baseline_search=self.search, init=self.init, data_seed=self.data_seed, ratio_weights=self.ratio_weights,
                         val_set=self.val_set, rng=torch.get_rng_state()), path + ".partial")
         os.replace(path + ".partial", path)
 
@@ -410,7 +412,7 @@ def train(tr, cache, val, base_val, start, t_start, ckpt_path):
     last_ckpt = last_val = t_loop = time.time()
     s0, t_warm = tr.step, None  # the plan is made from this run's steps 10..40 (10 warm-up steps excluded)
     while tr.total_steps is None or tr.step < tr.total_steps:
-        ratio = RATIOS[draw_ratio(g, a.ratio_weights)]
+        ratio = RATIOS[draw_ratio(g, tr.ratio_weights)]
         idx = torch.randint(0, a.cache, (a.batch,), generator=g).to(dev)
         b = batch_from(cache, ratio, idx, draw_aug(g, a.aug_stops) if a.augment else None)
         hist, prev = None, (None, None)
@@ -499,7 +501,7 @@ def main():
     prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, data_seed=data_seed, steps=tr.step, planned_steps=tr.total_steps,
                 complete=not stopped_early, shipped_step=tr.best["step"], train_seconds=round(tr.seconds(), 1),
                 data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
-                tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, augment=a.augment, ratios=list(RATIOS), ratio_weights=a.ratio_weights, validation=res,
+                tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, validation=res,
                 initialised_from=tr.init, baseline_search=tr.search)
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
