@@ -298,11 +298,11 @@ def validate(net, val, size, start, fixed=None, ops=stages.EAGER):
 class Trainer:
     """Optimizer state, the step plan, the loss log and the best-validated weights; save/resume."""
 
-    def __init__(self, a, net, dev, baseline, search, ck, ops):
+    def __init__(self, a, net, dev, baseline, search, ck, ops, data_seed):
         self.a, self.net, self.dev, self.ops = a, net, dev, ops
         self.baseline, self.search = baseline, search  # search: how the baseline was found (score_db, grid, ...)
         self.init = ck.get("init") if ck is not None else a.init  # the package a warm start began from
-        self.data_seed = data_seed_of(a, ck)
+        self.data_seed = data_seed  # recorded in the checkpoint: a resumed run trains on the same sequences
         # How often each ratio is drawn: --ratio-weights, else the checkpoint's when resuming, else uniform (None).
         self.ratio_weights = a.ratio_weights if a.ratio_weights is not None else (ck.get("ratio_weights") if ck is not None else None)
         # What validation measures; best weights are only compared within one validation set.
@@ -476,7 +476,7 @@ def main():
     net = TesselNet(Config(pixel_head=a.pixel_head)).to(dev)
     baseline, search = start_weights(a, net, ck, cache, start)
     ops = experimental.HistoryKernelOps() if a.exp_history_kernel else stages.EAGER
-    tr = Trainer(a, net, dev, baseline, search, ck, ops)
+    tr = Trainer(a, net, dev, baseline, search, ck, ops, data_seed)
     base_val = validate(None, val, a.size, start, fixed=baseline)
     stopped_early = train(tr, cache, val, base_val, start, t_start, ckpt_path)
     if not tr.val_log or tr.val_log[-1]["step"] != tr.step:
