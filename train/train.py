@@ -7,6 +7,7 @@ model package, the tuned baseline and the golden vectors.
 
 Fixed seeds; the loss curve goes to OUT/log.csv; a checkpoint every --ckpt-every seconds."""
 import argparse
+import copy
 import hashlib
 import inspect
 import json
@@ -260,6 +261,9 @@ def parse_args():
     ap.add_argument("--ratio-weights", type=ratio_weights, default=None, metavar="W1,W2,W3",
                     help="how often each ratio's sequences are drawn for a batch (default: equally often; a resumed run keeps its checkpoint's)")
     ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--ema", type=float, default=None, metavar="DECAY",
+                    help="also keep an exponential moving average of the weights (e.g. 0.999; default off, a resumed run keeps "
+                         "its checkpoint's); it is validated beside the raw weights and the package gets whichever validated best")
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")
     ap.add_argument("--val-frames", type=int, default=24)
@@ -295,6 +299,22 @@ def validate(net, val, size, start, fixed=None, ops=stages.EAGER):
     return res
 
 
+class WeightAverage:
+    """An exponential moving average of the network's weights (--ema), in a network of its own so that it
+    validates and exports like the raw one. Buffers are not averaged: the network's are constant indices."""
+
+    def __init__(self, net, decay, state=None):
+        self.decay, self.net = decay, copy.deepcopy(net)
+        if state is not None:
+            self.net.load_state_dict(state)
+        self.net.requires_grad_(False)
+        self.src, self.dst = list(net.parameters()), list(self.net.parameters())
+
+    @torch.no_grad()
+    def update(self):
+        torch._foreach_lerp_(self.dst, self.src, 1.0 - self.decay)
+
+
 class Trainer:
     """Optimizer state, the step plan, the loss log and the best-validated weights; save/resume."""
 
@@ -310,7 +330,9 @@ class Trainer:
         self.opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4, betas=(0.9, 0.99))
         self.step, self.total_steps, self.history, self.spent = 0, None, [], 0.0
         self.sched0 = 0  # the step where the learning-rate schedule (warm-up, cosine) begins
-        self.val_log, self.best = [], None  # best: dict(gain, step, net state)
+        self.val_log, self.best = [], None  # best: dict(gain, step, net state, weights: "raw" or "average")
+        decay = a.ema if a.ema is not None else (ck.get("ema_decay") if ck is not None else None)
+        self.ema = None
         if ck is not None:
             net.load_state_dict(ck["net"])
             self.opt.load_state_dict(ck["opt"])
@@ -323,6 +345,9 @@ class Trainer:
                 self.best = None
             torch.set_rng_state(ck["rng"].cpu())  # map_location moved it to the device
             log(f"resumed at step {self.step}/{self.total_steps}" + (f"; ratio weights {self.ratio_weights}" if self.ratio_weights else ""))
+        if decay:  # after the checkpoint's weights are in: a new average starts from them
+            self.ema = WeightAverage(net, decay, ck.get("ema") if ck is not None and ck.get("ema_decay") == decay else None)
+            log(f"weight average: decay {decay}" + (" (from the checkpoint)" if ck is not None and ck.get("ema_decay") == decay else " (starts here)"))
         if a.replan and ck is not None:
             self.sched0, self.total_steps = self.step, None
             log(f"re-planning: warm-up and cosine decay start again at step {self.step}")
@@ -338,7 +363,8 @@ class Trainer:
         torch.save(dict(net=self.net.state_dict(), opt=self.opt.state_dict(), step=self.step, total_steps=self.total_steps, sched0=self.sched0,
                         log=self.history, val_log=self.val_log, best=self.best, train_seconds=self.seconds(),
                         baseline=list(self.baseline), baseline_search=self.search, init=self.init, data_seed=self.data_seed, ratio_weights=self.ratio_weights,
-                        val_set=self.val_set, rng=torch.get_rng_state()), path + ".partial")
+                        val_set=self.val_set, rng=torch.get_rng_state(),
+                        ema=self.ema.net.state_dict() if self.ema else None, ema_decay=self.ema.decay if self.ema else None), path + ".partial")
         os.replace(path + ".partial", path)
 
     def lr(self):
@@ -364,22 +390,35 @@ class Trainer:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
         self.opt.step()
+        if self.ema is not None:
+            self.ema.update()
         self.step += 1
         hist = {k: (v.detach() if torch.is_tensor(v) else v) for k, v in hist.items()}
         return hist, (po.detach(), pgt.detach()), loss.detach()  # the loss is read only when logged: no sync per step
 
     def validate(self, val, base_val, start):
-        """Validation gain over the tuned baseline (mean over ratios); keeps the best weights."""
-        self.net.eval()
-        res = validate(self.net, val, self.a.size, start, ops=self.ops)
-        gain = sum(res[r] - base_val[r] for r in RATIOS) / len(RATIOS)
-        self.val_log.append(dict(step=self.step, seconds=round(self.seconds(), 1), gain=round(gain, 4),
-                                 **{f"{r}x": round(res[r], 4) for r in RATIOS}))
-        is_best = self.best is None or gain > self.best["gain"]
+        """Validation gain over the tuned baseline (mean over ratios) of the raw weights and, with --ema, of
+        their average; keeps the best of either."""
+        entry = dict(step=self.step, seconds=round(self.seconds(), 1))
+        cands = [("raw", self.net)] + ([("average", self.ema.net)] if self.ema else [])
+        gains = {}
+        for kind, net in cands:
+            net.eval()
+            res = validate(net, val, self.a.size, start, ops=self.ops)
+            gains[kind] = sum(res[r] - base_val[r] for r in RATIOS) / len(RATIOS)
+            if kind == "raw":
+                entry.update(gain=round(gains[kind], 4), **{f"{r}x": round(res[r], 4) for r in RATIOS})
+                text = ", ".join(f"{r}x {res[r]:.3f}" for r in RATIOS) + f" dB; {gains[kind]:+.3f} dB over the baseline"
+            else:
+                entry.update(avg_gain=round(gains[kind], 4))
+                text += f", averaged weights {gains[kind]:+.3f} dB"
+        self.val_log.append(entry)
+        kind = max(gains, key=gains.get)
+        is_best = self.best is None or gains[kind] > self.best["gain"]
         if is_best:
-            self.best = dict(gain=gain, step=self.step, net={k: v.detach().clone() for k, v in self.net.state_dict().items()})
-        log(f"validation at step {self.step}: " + ", ".join(f"{r}x {res[r]:.3f}" for r in RATIOS)
-            + f" dB; {gain:+.3f} dB over the baseline" + (" (best)" if is_best else f" (best {self.best['gain']:+.3f} at {self.best['step']})"))
+            net = dict(cands)[kind]
+            self.best = dict(gain=gains[kind], step=self.step, weights=kind, net={k: v.detach().clone() for k, v in net.state_dict().items()})
+        log(f"validation at step {self.step}: {text}" + (f" (best: {kind})" if is_best else f" (best {self.best['gain']:+.3f} at {self.best['step']})"))
 
     def write_logs(self, out):
         with open(os.path.join(out, "log.csv"), "w") as f:
@@ -387,9 +426,9 @@ class Trainer:
             for h in self.history:
                 f.write(f"{h['step']},{h['seconds']},{h['loss']},{h['ratio']},{h['lr']:.3e}\n")
         with open(os.path.join(out, "val.csv"), "w") as f:
-            f.write("step,seconds,gain_db," + ",".join(f"{r}x_db" for r in RATIOS) + "\n")
+            f.write("step,seconds,gain_db," + ",".join(f"{r}x_db" for r in RATIOS) + ",average_gain_db\n")
             for v in self.val_log:
-                f.write(f"{v['step']},{v['seconds']},{v['gain']}," + ",".join(str(v[f'{r}x']) for r in RATIOS) + "\n")
+                f.write(f"{v['step']},{v['seconds']},{v['gain']}," + ",".join(str(v[f'{r}x']) for r in RATIOS) + f",{v.get('avg_gain', '')}\n")
 
 
 def train(tr, cache, val, base_val, start, t_start, ckpt_path):
@@ -499,7 +538,8 @@ def main():
             f"tuned baseline {base_val[r]:.3f} dB")
 
     prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, data_seed=data_seed, steps=tr.step, planned_steps=tr.total_steps,
-                complete=not stopped_early, shipped_step=tr.best["step"], train_seconds=round(tr.seconds(), 1),
+                complete=not stopped_early, shipped_step=tr.best["step"], shipped_weights=tr.best.get("weights", "raw"),
+                weight_average=tr.ema.decay if tr.ema else None, train_seconds=round(tr.seconds(), 1),
                 data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
                 tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, validation=res,
                 initialised_from=tr.init, baseline_search=tr.search)
@@ -508,7 +548,7 @@ def main():
                    baseline, prov)
     write_all(net, a.golden, a.package)
     json.dump(prov, open(os.path.join(a.out, "summary.json"), "w"), indent=1)
-    log(f"done: {tr.step} steps in {tr.seconds():.0f} s, final loss {prov['final_loss']}; shipped weights of step {tr.best['step']}; "
+    log(f"done: {tr.step} steps in {tr.seconds():.0f} s, final loss {prov['final_loss']}; shipped {prov['shipped_weights']} weights of step {tr.best['step']}; "
         f"package {a.package}; golden {a.golden}")
 
 
