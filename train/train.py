@@ -346,8 +346,9 @@ class Trainer:
             torch.set_rng_state(ck["rng"].cpu())  # map_location moved it to the device
             log(f"resumed at step {self.step}/{self.total_steps}" + (f"; ratio weights {self.ratio_weights}" if self.ratio_weights else ""))
         if decay:  # after the checkpoint's weights are in: a new average starts from them
-            self.ema = WeightAverage(net, decay, ck.get("ema") if ck is not None and ck.get("ema_decay") == decay else None)
-            log(f"weight average: decay {decay}" + (" (from the checkpoint)" if ck is not None and ck.get("ema_decay") == decay else " (starts here)"))
+            kept = ck is not None and ck.get("ema_decay") == decay
+            self.ema = WeightAverage(net, decay, ck["ema"] if kept else None)
+            log(f"weight average: decay {decay}" + (" (from the checkpoint)" if kept else " (starts here)"))
         if a.replan and ck is not None:
             self.sched0, self.total_steps = self.step, None
             log(f"re-planning: warm-up and cosine decay start again at step {self.step}")
@@ -399,25 +400,24 @@ class Trainer:
     def validate(self, val, base_val, start):
         """Validation gain over the tuned baseline (mean over ratios) of the raw weights and, with --ema, of
         their average; keeps the best of either."""
-        entry = dict(step=self.step, seconds=round(self.seconds(), 1))
-        cands = [("raw", self.net)] + ([("average", self.ema.net)] if self.ema else [])
-        gains = {}
-        for kind, net in cands:
+        cands = dict(raw=self.net, **({"average": self.ema.net} if self.ema else {}))
+        res, gains = {}, {}
+        for kind, net in cands.items():
             net.eval()
-            res = validate(net, val, self.a.size, start, ops=self.ops)
-            gains[kind] = sum(res[r] - base_val[r] for r in RATIOS) / len(RATIOS)
-            if kind == "raw":
-                entry.update(gain=round(gains[kind], 4), **{f"{r}x": round(res[r], 4) for r in RATIOS})
-                text = ", ".join(f"{r}x {res[r]:.3f}" for r in RATIOS) + f" dB; {gains[kind]:+.3f} dB over the baseline"
-            else:
-                entry.update(avg_gain=round(gains[kind], 4))
-                text += f", averaged weights {gains[kind]:+.3f} dB"
-        self.val_log.append(entry)
+            res[kind] = validate(net, val, self.a.size, start, ops=self.ops)
+            gains[kind] = sum(res[kind][r] - base_val[r] for r in RATIOS) / len(RATIOS)
+        raw = res["raw"]
+        self.val_log.append(dict(step=self.step, seconds=round(self.seconds(), 1), gain=round(gains["raw"], 4),
+                                 **{f"{r}x": round(raw[r], 4) for r in RATIOS},
+                                 **({"avg_gain": round(gains["average"], 4)} if "average" in gains else {})))
+        text = ", ".join(f"{r}x {raw[r]:.3f}" for r in RATIOS) + f" dB; {gains['raw']:+.3f} dB over the baseline"
+        if "average" in gains:
+            text += f", averaged weights {gains['average']:+.3f} dB"
         kind = max(gains, key=gains.get)
         is_best = self.best is None or gains[kind] > self.best["gain"]
         if is_best:
-            net = dict(cands)[kind]
-            self.best = dict(gain=gains[kind], step=self.step, weights=kind, net={k: v.detach().clone() for k, v in net.state_dict().items()})
+            self.best = dict(gain=gains[kind], step=self.step, weights=kind,
+                             net={k: v.detach().clone() for k, v in cands[kind].state_dict().items()})
         log(f"validation at step {self.step}: {text}" + (f" (best: {kind})" if is_best else f" (best {self.best['gain']:+.3f} at {self.best['step']})"))
 
     def write_logs(self, out):
