@@ -144,9 +144,24 @@ def run_sequence(net, b, size, fixed=None, t_range=None, grad=False, hist=None, 
     return outs, gts, hist
 
 
+def frame_psnrs(outs, gts):
+    """Per frame, the mean over the batch of each sequence's PSNR."""
+    return [(-10 * torch.log10(((o - g) ** 2).mean(dim=(1, 2, 3)))).mean().item() for o, g in zip(outs, gts)]
+
+
 def psnr_frames(outs, gts, start):
-    v = [(-10 * torch.log10(((o - g) ** 2).mean(dim=(1, 2, 3)))).mean().item() for o, g in zip(outs[start:], gts[start:])]
+    v = frame_psnrs(outs[start:], gts[start:])
     return sum(v) / len(v)
+
+
+def window(per_frame, lo, hi=None):
+    """{ratio: mean of its per-frame PSNRs over frames lo..hi-1}."""
+    return {r: sum(v[lo:hi]) / len(v[lo:hi]) for r, v in per_frame.items()}
+
+
+def gain(res, base):
+    """Mean over ratios of res - base."""
+    return sum(res[r] - base[r] for r in RATIOS) / len(RATIOS)
 
 
 def tune_baseline(cache, size, n, start):
@@ -288,14 +303,15 @@ def parse_args():
     return ap.parse_args()
 
 
-def validate(net, val, size, start, fixed=None, ops=stages.EAGER):
-    """{ratio: mean PSNR over frames >= start} on the validation cache (no augmentation)."""
+def validate(net, val, size, fixed=None, ops=stages.EAGER):
+    """{ratio: [PSNR of each frame]} on the validation cache (no augmentation). Its sequences start at a
+    reset: frames from 8 on are what validation scores, frames 0..7 show how the history fills again."""
     res = {}
     for r in RATIOS:
         b = batch_from(val, r, torch.arange(val[r]["color"].shape[1], device=val[r]["color"].device))
         with torch.no_grad():
             o, gt, _ = run_sequence(net, b, size, fixed=fixed, ops=ops)
-        res[r] = psnr_frames(o, gt, start)
+        res[r] = frame_psnrs(o, gt)
     return res
 
 
@@ -398,21 +414,26 @@ class Trainer:
         return hist, (po.detach(), pgt.detach()), loss.detach()  # the loss is read only when logged: no sync per step
 
     def validate(self, val, base_val, start):
-        """Validation gain over the tuned baseline (mean over ratios) of the raw weights and, with --ema, of
-        their average; keeps the best of either."""
+        """Validation gain over the tuned baseline (mean over ratios, frames >= start) of the raw weights
+        and, with --ema, of their average; keeps the best of either. base_val: validate()'s per-frame
+        PSNRs of the baseline. The gain over frames 0..start-1, right after the reset, is logged beside it."""
         cands = dict(raw=self.net, **({"average": self.ema.net} if self.ema else {}))
-        res, gains = {}, {}
+        res, gains, early = {}, {}, {}
         for kind, net in cands.items():
             net.eval()
-            res[kind] = validate(net, val, self.a.size, start, ops=self.ops)
-            gains[kind] = sum(res[kind][r] - base_val[r] for r in RATIOS) / len(RATIOS)
+            per_frame = validate(net, val, self.a.size, ops=self.ops)
+            res[kind] = window(per_frame, start)
+            gains[kind] = gain(res[kind], window(base_val, start))
+            early[kind] = gain(window(per_frame, 0, start), window(base_val, 0, start))
         raw = res["raw"]
         self.val_log.append(dict(step=self.step, seconds=round(self.seconds(), 1), gain=round(gains["raw"], 4),
-                                 **{f"{r}x": round(raw[r], 4) for r in RATIOS},
-                                 **({"avg_gain": round(gains["average"], 4)} if "average" in gains else {})))
-        text = ", ".join(f"{r}x {raw[r]:.3f}" for r in RATIOS) + f" dB; {gains['raw']:+.3f} dB over the baseline"
+                                 **{f"{r}x": round(raw[r], 4) for r in RATIOS}, early_gain=round(early["raw"], 4),
+                                 **({"avg_gain": round(gains["average"], 4), "avg_early_gain": round(early["average"], 4)}
+                                    if "average" in gains else {})))
+        text = (", ".join(f"{r}x {raw[r]:.3f}" for r in RATIOS) + f" dB; {gains['raw']:+.3f} dB over the baseline "
+                f"(frames 0..{start - 1}: {early['raw']:+.3f})")
         if "average" in gains:
-            text += f", averaged weights {gains['average']:+.3f} dB"
+            text += f", averaged weights {gains['average']:+.3f} dB ({early['average']:+.3f})"
         kind = max(gains, key=gains.get)
         is_best = self.best is None or gains[kind] > self.best["gain"]
         if is_best:
@@ -426,9 +447,11 @@ class Trainer:
             for h in self.history:
                 f.write(f"{h['step']},{h['seconds']},{h['loss']},{h['ratio']},{h['lr']:.3e}\n")
         with open(os.path.join(out, "val.csv"), "w") as f:
-            f.write("step,seconds,gain_db," + ",".join(f"{r}x_db" for r in RATIOS) + ",average_gain_db\n")
+            # early: frames 0..7, the first after the reset that starts each validation sequence (not what selects)
+            f.write("step,seconds,gain_db," + ",".join(f"{r}x_db" for r in RATIOS) + ",average_gain_db,early_gain_db,average_early_gain_db\n")
             for v in self.val_log:
-                f.write(f"{v['step']},{v['seconds']},{v['gain']}," + ",".join(str(v[f'{r}x']) for r in RATIOS) + f",{v.get('avg_gain', '')}\n")
+                f.write(f"{v['step']},{v['seconds']},{v['gain']}," + ",".join(str(v[f'{r}x']) for r in RATIOS)
+                        + "".join(f",{v.get(k, '')}" for k in ("avg_gain", "early_gain", "avg_early_gain")) + "\n")
 
 
 def train(tr, cache, val, base_val, start, t_start, ckpt_path):
@@ -516,7 +539,7 @@ def main():
     baseline, search = start_weights(a, net, ck, cache, start)
     ops = experimental.HistoryKernelOps() if a.exp_history_kernel else stages.EAGER
     tr = Trainer(a, net, dev, baseline, search, ck, ops, data_seed)
-    base_val = validate(None, val, a.size, start, fixed=baseline)
+    base_val = validate(None, val, a.size, fixed=baseline)
     stopped_early = train(tr, cache, val, base_val, start, t_start, ckpt_path)
     if not tr.val_log or tr.val_log[-1]["step"] != tr.step:
         tr.validate(val, base_val, start)
@@ -531,11 +554,14 @@ def main():
     net.load_state_dict(tr.best["net"])
     net.eval()
     round_weights_f16(net)
-    shipped = validate(net, val, a.size, start)
-    res = {str(r): dict(network=shipped[r], baseline=base_val[r]) for r in RATIOS}
+    shipped_frames = validate(net, val, a.size)
+    shipped, base = window(shipped_frames, start), window(base_val, start)
+    shipped_early, base_early = window(shipped_frames, 0, start), window(base_val, 0, start)
+    res = {str(r): dict(network=shipped[r], baseline=base[r], network_after_reset=shipped_early[r], baseline_after_reset=base_early[r])
+           for r in RATIOS}
     for r in RATIOS:
         log(f"validation {r}x frames {start}..{a.val_frames - 1} (step {tr.best['step']}, f16): network {shipped[r]:.3f} dB, "
-            f"tuned baseline {base_val[r]:.3f} dB")
+            f"tuned baseline {base[r]:.3f} dB; frames 0..{start - 1}: {shipped_early[r]:.3f} and {base_early[r]:.3f} dB")
 
     prov = dict(trainer="train/train.py", device=name, torch=torch.__version__, seed=a.seed, data_seed=data_seed, steps=tr.step, planned_steps=tr.total_steps,
                 complete=not stopped_early, shipped_step=tr.best["step"], shipped_weights=tr.best.get("weights", "raw"),
