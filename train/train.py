@@ -27,6 +27,7 @@ from tessel_train.scenes import SceneBatch, render_sequence  # noqa: E402
 
 RATIOS = (1.5, 2.0, 3.0)
 EXPORT_RESERVE_S = 20  # kept free at the end of --minutes for the last validation, export and golden vectors
+EARLY_FRAMES = 8  # the frames right after a reset: validation selects on the later ones and logs these apart
 DEADLINE_RESERVE_S = 75  # kept free before --deadline: the export, and the caller's archiving after it
 GENERATOR = 2  # bumped whenever make_cache/scenes.py render other sequences for the same arguments (2: jitter starts)
 GRID_BLEND = (0.55, 0.65, 0.75, 0.85, 0.92)
@@ -279,6 +280,8 @@ def parse_args():
     ap.add_argument("--ema", type=float, default=None, metavar="DECAY",
                     help="also keep an exponential moving average of the weights (e.g. 0.999; default off, a resumed run keeps "
                          "its checkpoint's); it is validated beside the raw weights and the package gets whichever validated best")
+    ap.add_argument("--exp-early-weight", type=float, default=1.0, metavar="W",
+                    help="experiment: the loss of the first 8 frames after a reset weighs W times as much as the later ones (default 1: all alike)")
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")
     ap.add_argument("--val-frames", type=int, default=24)
@@ -399,8 +402,8 @@ class Trainer:
                                        phase0=self.step, ops=ops)
         loss = 0.0
         po, pgt = prev
-        for o, gt in zip(outs, gts):
-            loss = loss + frame_loss(o, gt, po, pgt)
+        for t, o, gt in zip(range(c * a.chunk, (c + 1) * a.chunk), outs, gts):
+            loss = loss + frame_loss(o, gt, po, pgt) * (a.exp_early_weight if t < EARLY_FRAMES else 1.0)
             po, pgt = o, gt
         loss = loss / len(outs)
         self.opt.zero_grad(set_to_none=True)
@@ -533,7 +536,7 @@ def main():
     log(f"training cache: {a.cache} sequences x {len(RATIOS)} ratios x {a.frames} frames at {a.size}^2 in {t_data:.1f} s"
         f" (data seed {data_seed}; " + (f"read from {found})" if found else "generated)"))
     val = stored_cache(a.data_cache, dev, a.val_seqs, a.val_frames, a.size, a.seed + 1, a.spp)[0]
-    start = min(8, a.frames // 2, a.val_frames // 2)
+    start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)
 
     net = TesselNet(Config(pixel_head=a.pixel_head)).to(dev)
     baseline, search = start_weights(a, net, ck, cache, start)
