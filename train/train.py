@@ -160,6 +160,12 @@ def window(per_frame, lo, hi=None):
     return {r: sum(v[lo:hi]) / len(v[lo:hi]) for r, v in per_frame.items()}
 
 
+def segments(per_frame, start):
+    """(frames >= start, frames 0..start-1) window means of validate()'s per-frame PSNRs: what
+    validation selects on, and the frames right after the reset that starts each sequence."""
+    return window(per_frame, start), window(per_frame, 0, start)
+
+
 def gain(res, base):
     """Mean over ratios of res - base."""
     return sum(res[r] - base[r] for r in RATIOS) / len(RATIOS)
@@ -421,13 +427,12 @@ class Trainer:
         and, with --ema, of their average; keeps the best of either. base_val: validate()'s per-frame
         PSNRs of the baseline. The gain over frames 0..start-1, right after the reset, is logged beside it."""
         cands = dict(raw=self.net, **({"average": self.ema.net} if self.ema else {}))
+        base, base_early = segments(base_val, start)
         res, gains, early = {}, {}, {}
         for kind, net in cands.items():
             net.eval()
-            per_frame = validate(net, val, self.a.size, ops=self.ops)
-            res[kind] = window(per_frame, start)
-            gains[kind] = gain(res[kind], window(base_val, start))
-            early[kind] = gain(window(per_frame, 0, start), window(base_val, 0, start))
+            res[kind], res_early = segments(validate(net, val, self.a.size, ops=self.ops), start)
+            gains[kind], early[kind] = gain(res[kind], base), gain(res_early, base_early)
         raw = res["raw"]
         self.val_log.append(dict(step=self.step, seconds=round(self.seconds(), 1), gain=round(gains["raw"], 4),
                                  **{f"{r}x": round(raw[r], 4) for r in RATIOS}, early_gain=round(early["raw"], 4),
@@ -557,9 +562,8 @@ def main():
     net.load_state_dict(tr.best["net"])
     net.eval()
     round_weights_f16(net)
-    shipped_frames = validate(net, val, a.size)
-    shipped, base = window(shipped_frames, start), window(base_val, start)
-    shipped_early, base_early = window(shipped_frames, 0, start), window(base_val, 0, start)
+    shipped, shipped_early = segments(validate(net, val, a.size), start)
+    base, base_early = segments(base_val, start)
     res = {str(r): dict(network=shipped[r], baseline=base[r], network_after_reset=shipped_early[r], baseline_after_reset=base_early[r])
            for r in RATIOS}
     for r in RATIOS:
