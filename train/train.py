@@ -215,6 +215,9 @@ def start_weights(a, net, ck, cache, start):
     if a.init:
         baseline, search = init_from_package(net, a.init)
         log(f"initialised from {a.init}: its weights and its tuned baseline (blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]})")
+        if a.exp_history_kernel:
+            experimental.init_history_kernel(net, trained=True)
+            log("--exp-history-kernel: head channel 2 (rectification) cleared; every pixel starts at Catmull-Rom")
         return baseline, search
     t0 = time.time()
     baseline, score, top = tune_baseline(cache, a.size, min(32, a.cache), start)
@@ -261,7 +264,7 @@ def parse_args():
                          "search, training and validation, export); the steps are planned at step 40 from the measured rates")
     ap.add_argument("--out", default="out/train")
     ap.add_argument("--package", default="models/tessel-dev",
-                    help="where the trained package goes (a new name: the shipped models/tessel-v5 took four runs)")
+                    help="where the trained package goes (a new name: the shipped models/tessel-v6 took five runs)")
     ap.add_argument("--golden", default="model/tests/golden")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--seed", type=int, default=20261129)
@@ -389,7 +392,7 @@ class Trainer:
         torch.save(dict(net=self.net.state_dict(), opt=self.opt.state_dict(), step=self.step, total_steps=self.total_steps, sched0=self.sched0,
                         log=self.history, val_log=self.val_log, best=self.best, train_seconds=self.seconds(),
                         baseline=list(self.baseline), baseline_search=self.search, init=self.init, data_seed=self.data_seed, ratio_weights=self.ratio_weights,
-                        val_set=self.val_set, rng=torch.get_rng_state(),
+                        val_set=self.val_set, rng=torch.get_rng_state(), config=self.net.cfg.to_json(),
                         ema=self.ema.net.state_dict() if self.ema else None, ema_decay=self.ema.decay if self.ema else None), path + ".partial")
         os.replace(path + ".partial", path)
 
@@ -543,7 +546,10 @@ def main():
     val = stored_cache(a.data_cache, dev, a.val_seqs, a.val_frames, a.size, a.seed + 1, a.spp)[0]
     start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)
 
-    net = TesselNet(Config(pixel_head=a.pixel_head)).to(dev)
+    # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
+    cfg = Config.from_json(ck["config"]) if ck is not None and "config" in ck else Config(pixel_head=a.pixel_head)
+    net = TesselNet(cfg).to(dev)
+    log(f"network config: {cfg.to_json()}")
     baseline, search = start_weights(a, net, ck, cache, start)
     ops = experimental.HistoryKernelOps() if a.exp_history_kernel else stages.EAGER
     tr = Trainer(a, net, dev, baseline, search, ck, ops, data_seed)

@@ -39,7 +39,14 @@ class HistoryKernelOps(stages.Ops):
         return stages._finish(dict(ctx, hist=hk), ctl, exposure, round_f16)
 
 
-def init_history_kernel(net):
-    """Start at Catmull-Rom: raw channel 2 = 0 for every pixel slot of the head bias."""
+def init_history_kernel(net, trained=False):
+    """Start at Catmull-Rom: raw channel 2 = 0 for every pixel slot of the head bias. For trained
+    weights (--init), channel 2 held the rectification control, so its head rows and its per-pixel
+    path row are cleared too: every pixel starts at exactly a = -0.5."""
     with torch.no_grad():
         net.head.bias[2::8] = 0.0
+        if trained:
+            net.head.weight[2::8] = 0.0
+            if net.cfg.pixel_head:
+                net.pixel_head.weight[2] = 0.0
+                net.pixel_head.bias[2] = 0.0
