@@ -5,7 +5,7 @@
 # case folder gets side_by_side.png (3x crops of frame 31: bicubic, tessel, TAAU, ground truth).
 #   bash scripts/eval_heldout.sh [OUT_DIR] [SIZE] [SEED] [MODEL_DIR]
 set -euo pipefail
-OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}; MODEL=${4:-models/tessel-v5}
+OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}; MODEL=${4:-models/tessel-v6}
 T=./target/release/tessel
 [ -x "$T" ] || cargo build --release -q
 mkdir -p "$OUT"

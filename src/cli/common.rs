@@ -12,7 +12,7 @@ use tessel_model::package::ModelPackage;
 use tessel_model::pipeline::HeadSource;
 
 /// The shipped model's folder name under models/.
-pub const SHIPPED_MODEL: &str = "tessel-v5";
+pub const SHIPPED_MODEL: &str = "tessel-v6";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum NetworkChoice {
@@ -39,8 +39,8 @@ pub fn parse_size(s: &str) -> Result<(usize, usize), String> {
     Ok((w, h))
 }
 
-/// Where the shipped model is looked for, in order: $TESSEL_MODEL, ./models/tessel-v5, and
-/// models/tessel-v5 beside the executable's workspace.
+/// Where the shipped model is looked for, in order: $TESSEL_MODEL, ./models/tessel-v6, and
+/// models/tessel-v6 beside the executable's workspace.
 pub fn model_candidates() -> Vec<PathBuf> {
     let mut v = Vec::new();
     if let Some(p) = std::env::var_os("TESSEL_MODEL") {
