@@ -221,7 +221,7 @@ def start_weights(a, net, ck, cache, start):
         return baseline, search
     t0 = time.time()
     baseline, score, top = tune_baseline(cache, a.size, min(32, a.cache), start)
-    log(f"tuned baseline (training sequences, frames 8..): blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]} "
+    log(f"tuned baseline (training sequences, frames {start}..): blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]} "
         f"-> {score:.3f} dB ({time.time() - t0:.1f} s); top 5: {top}")
     init_like_reference(net, baseline, seed=a.seed)
     if a.exp_history_kernel:
