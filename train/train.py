@@ -215,18 +215,17 @@ def start_weights(a, net, ck, cache, start):
     if a.init:
         baseline, search = init_from_package(net, a.init)
         log(f"initialised from {a.init}: its weights and its tuned baseline (blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]})")
-        if a.exp_history_kernel:
-            experimental.init_history_kernel(net, trained=True)
-            log("--exp-history-kernel: head channel 2 (rectification) cleared; every pixel starts at Catmull-Rom")
-        return baseline, search
-    t0 = time.time()
-    baseline, score, top = tune_baseline(cache, a.size, min(32, a.cache), start)
-    log(f"tuned baseline (training sequences, frames {start}..): blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]} "
-        f"-> {score:.3f} dB ({time.time() - t0:.1f} s); top 5: {top}")
-    init_like_reference(net, baseline, seed=a.seed)
+    else:
+        t0 = time.time()
+        baseline, score, top = tune_baseline(cache, a.size, min(32, a.cache), start)
+        log(f"tuned baseline (training sequences, frames {start}..): blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]} "
+            f"-> {score:.3f} dB ({time.time() - t0:.1f} s); top 5: {top}")
+        init_like_reference(net, baseline, seed=a.seed)
+        search = dict(search, score_db=score)
     if a.exp_history_kernel:
-        experimental.init_history_kernel(net)
-    return baseline, dict(search, score_db=score)
+        experimental.init_history_kernel(net, trained=bool(a.init))
+        log("--exp-history-kernel: head channel 2 starts at Catmull-Rom" + (" (its rectification weights cleared)" if a.init else ""))
+    return baseline, search
 
 
 def draw_ratio(g, weights):
