@@ -316,7 +316,8 @@ def parse_args():
 
 def validate(net, val, size, fixed=None, ops=stages.EAGER):
     """{ratio: [PSNR of each frame]} on the validation cache (no augmentation). Its sequences start at a
-    reset: frames from 8 on are what validation scores, frames 0..7 show how the history fills again."""
+    reset: frames from `start` on (segments(); EARLY_FRAMES unless the sequences are short) are what
+    validation scores, the frames before it show how the history fills again."""
     res = {}
     for r in RATIOS:
         b = batch_from(val, r, torch.arange(val[r]["color"].shape[1], device=val[r]["color"].device))
