@@ -1,0 +1,49 @@
+// Shared by every tessel compute shader: buffer reference types, the frame-parameter slot, the
+// tonemap. docs/NETWORK.md is the contract these functions follow.
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+
+#include "bindings.h"
+
+layout(buffer_reference, std430, buffer_reference_align = 2) buffer F16Buf { float16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32Buf { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer U32Buf { uint v[]; };
+
+// One frame's parameters (host writes all but the GPU fields, with vkCmdUpdateBuffer inside the
+// frame's command buffer). Mirrored by vk_stages::params::FrameParams.
+struct FrameParams {
+    vec2 jitter;
+    uvec2 render;
+    uvec2 out_size;
+    vec2 motion_scale;
+    uint auto_exposure;
+    uint reset;
+    uint depth_inverted;
+    uint hist_read;      // which history record holds the previous frame (0 or 1)
+    // Written by the GPU:
+    float exposure;      // this frame's exposure (fixed: written by the host)
+    uint sanitized;      // input values replaced by sanitising
+    float hist_exposure; // exposure the history was written under (copied at the front)
+    uint hist_valid;     // 1 when the history may be used this frame
+};
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer ParamsBuf { FrameParams p; };
+
+// Exposure and validity of one history buffer (written by the reconstruction).
+struct HistState {
+    float exposure;
+    uint valid;
+};
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer HistStateBuf { HistState s[2]; };
+
+const float Y_MAX = 1.0 - 1.0 / 1024.0;
+
+float tonemap(float x) { return min(x / (1.0 + x), Y_MAX); }
+float untonemap(float y) { y = clamp(y, 0.0, Y_MAX); return y / (1.0 - y); }
+float reexpose(float y, float from_e, float to_e) {
+    return from_e == to_e ? y : tonemap(untonemap(y) * (to_e / from_e));
+}
+float luma(vec3 c) { return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b; }
+float silu(float x) { return x / (1.0 + exp(-x)); }
+float sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }

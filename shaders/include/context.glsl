@@ -1,0 +1,102 @@
+// The pixel context shared by the input stage and the reconstruction (docs/NETWORK.md §2):
+// nearest jittered sample, its 3x3 neighbourhood, the reprojected history. Needs `common.glsl`.
+
+struct PixelContext {
+    vec2 offset;
+    float d2[9];
+    vec3 c[9];
+    float near[9];
+    vec2 motion[9];
+    vec3 hist;
+    float valid;
+    float prev_near;
+    vec2 memory;
+};
+
+// Catmull-Rom (Keys, a = -1/2) weights for fraction f, taps -1..2.
+vec4 catmull_rom_weights(float f) {
+    return vec4(f * (-0.5 + f * (1.0 - 0.5 * f)),
+                1.0 + f * f * (-2.5 + 1.5 * f),
+                f * (0.5 + f * (2.0 - 1.5 * f)),
+                f * f * (-0.5 + 0.5 * f));
+}
+
+float hist_at(F16Buf h, ivec2 p, ivec2 size, int ch) {
+    ivec2 q = clamp(p, ivec2(0), size - 1);
+    return float(h.v[(q.y * size.x + q.x) * TS_HISTORY_HALVES + ch]);
+}
+
+vec3 hist_catmull_rom(F16Buf h, vec2 p, ivec2 size) {
+    vec2 u = p - 0.5;
+    vec2 i = floor(u);
+    vec4 wx = catmull_rom_weights(u.x - i.x);
+    vec4 wy = catmull_rom_weights(u.y - i.y);
+    ivec2 b = ivec2(i);
+    vec3 o = vec3(0.0);
+    for (int j = 0; j < 4; j++) {
+        vec3 row = vec3(0.0);
+        for (int k = 0; k < 4; k++) {
+            ivec2 t = b + ivec2(k - 1, j - 1);
+            row += wx[k] * vec3(hist_at(h, t, size, 0), hist_at(h, t, size, 1), hist_at(h, t, size, 2));
+        }
+        o += wy[j] * row;
+    }
+    return o;
+}
+
+// Bilinear sample of channels c0 .. c0 + 2 (up to 3) of the history at p.
+vec3 hist_bilinear(F16Buf h, vec2 p, ivec2 size, int c0, int n) {
+    vec2 u = p - 0.5;
+    vec2 f = u - floor(u);
+    ivec2 i = ivec2(floor(u));
+    vec3 o = vec3(0.0);
+    for (int c = 0; c < n; c++) {
+        float a = hist_at(h, i, size, c0 + c);
+        float b = hist_at(h, i + ivec2(1, 0), size, c0 + c);
+        float d = hist_at(h, i + ivec2(0, 1), size, c0 + c);
+        float e = hist_at(h, i + ivec2(1, 1), size, c0 + c);
+        float top = a + (b - a) * f.x;
+        float bot = d + (e - d) * f.x;
+        o[c] = top + (bot - top) * f.y;
+    }
+    return o;
+}
+
+// prep_c: per render pixel (tonemapped exposed r, g, b, nearness); prep_m: motion (output px).
+PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F16Buf hist) {
+    PixelContext ctx;
+    ivec2 r = ivec2(fp.render);
+    ivec2 o = ivec2(fp.out_size);
+    vec2 pr = vec2((float(xy.x) + 0.5) * float(r.x) / float(o.x), (float(xy.y) + 0.5) * float(r.y) / float(o.y));
+    vec2 j = fp.jitter;
+    int nx = clamp(int(floor(pr.x - j.x)), 0, r.x - 1);
+    int ny = clamp(int(floor(pr.y - j.y)), 0, r.y - 1);
+    ctx.offset = vec2(pr.x - (float(nx) + 0.5 + j.x), pr.y - (float(ny) + 0.5 + j.y));
+    for (int k = 0; k < 9; k++) {
+        int sx = clamp(nx + (k % 3) - 1, 0, r.x - 1);
+        int sy = clamp(ny + (k / 3) - 1, 0, r.y - 1);
+        float qx = float(sx) + 0.5 + j.x;
+        float qy = float(sy) + 0.5 + j.y;
+        ctx.d2[k] = (pr.x - qx) * (pr.x - qx) + (pr.y - qy) * (pr.y - qy);
+        int pi = sy * r.x + sx;
+        ctx.c[k] = vec3(prep_c.v[pi * 4], prep_c.v[pi * 4 + 1], prep_c.v[pi * 4 + 2]);
+        ctx.near[k] = prep_c.v[pi * 4 + 3];
+        ctx.motion[k] = vec2(prep_m.v[pi * 2], prep_m.v[pi * 2 + 1]);
+    }
+    vec2 p = vec2(float(xy.x) + 0.5 + ctx.motion[4].x, float(xy.y) + 0.5 + ctx.motion[4].y);
+    ctx.valid = 0.0;
+    ctx.hist = vec3(0.0);
+    ctx.prev_near = 0.0;
+    ctx.memory = vec2(0.0);
+    if (fp.hist_valid != 0u) {
+        float outside = max(max(max(0.0, -p.x), p.x - float(o.x)), max(-p.y, p.y - float(o.y)));
+        ctx.valid = clamp(1.0 - outside, 0.0, 1.0);
+        vec3 h = hist_catmull_rom(hist, p, o);
+        for (int c = 0; c < 3; c++) {
+            ctx.hist[c] = reexpose(clamp(h[c], 0.0, Y_MAX), fp.hist_exposure, fp.exposure);
+        }
+        ctx.prev_near = hist_bilinear(hist, p, o, 3, 1).x;
+        ctx.memory = hist_bilinear(hist, p, o, 4, 2).xy;
+    }
+    return ctx;
+}

@@ -1,0 +1,58 @@
+#version 460
+// The input stage (docs/NETWORK.md §3): per output pixel of the padded token grid, the 16
+// features, the per-pixel embedding SiLU(W f + b) and its place in the token (4x4 space to
+// depth). Pixels outside the output give 0.
+#include "common.glsl"
+#include "context.glsl"
+layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
+layout(constant_id = 0) const int P = 8;
+layout(push_constant) uniform PC {
+    ParamsBuf params;
+    F32Buf prep_c;
+    F32Buf prep_m;
+    F16Buf hist;     // the history written by the previous frame
+    F16Buf weight;   // pixel_embed.weight [P, 16]
+    F16Buf bias;     // pixel_embed.bias [P]
+    F16Buf tokens;   // out
+    uint padded_w;   // token grid width
+} pc;
+
+void main() {
+    FrameParams fp = pc.params.p;
+    uvec2 xy = gl_GlobalInvocationID.xy;
+    uint tx = xy.x / TS_TOKEN, ty = xy.y / TS_TOKEN;
+    uint slot = (xy.y % TS_TOKEN) * TS_TOKEN + xy.x % TS_TOKEN;
+    uint base = ((ty * pc.padded_w + tx) * (TS_TOKEN * TS_TOKEN) + slot) * P;
+    if (xy.x >= fp.out_size.x || xy.y >= fp.out_size.y) {
+        for (int p = 0; p < P; p++) pc.tokens.v[base + p] = float16_t(0.0);
+        return;
+    }
+    PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist);
+    float f[TS_FEATURES];
+    f[0] = ctx.c[4].r; f[1] = ctx.c[4].g; f[2] = ctx.c[4].b;
+    f[3] = ctx.offset.x; f[4] = ctx.offset.y;
+    f[5] = ctx.hist.r; f[6] = ctx.hist.g; f[7] = ctx.hist.b;
+    float nmin = 3.4e38, nmax = -3.4e38, lmin = 3.4e38, lmax = -3.4e38, mdisc = 0.0;
+    for (int k = 0; k < 9; k++) {
+        nmin = min(nmin, ctx.near[k]);
+        nmax = max(nmax, ctx.near[k]);
+        float l = luma(ctx.c[k]);
+        lmin = min(lmin, l);
+        lmax = max(lmax, l);
+        vec2 d = ctx.motion[k] - ctx.motion[4];
+        mdisc = max(mdisc, sqrt(d.x * d.x + d.y * d.y));
+    }
+    f[8] = (nmax - nmin) / (nmax + 1e-3);
+    f[9] = mdisc / (1.0 + mdisc);
+    float a = ctx.near[4];
+    f[10] = abs(a - ctx.prev_near) / (max(a, ctx.prev_near) + 1e-3);
+    f[11] = ctx.valid;
+    f[12] = lmin; f[13] = lmax;
+    f[14] = ctx.memory.x; f[15] = ctx.memory.y;
+    for (int p = 0; p < P; p++) {
+        float acc = 0.0;
+        for (int i = 0; i < TS_FEATURES; i++) acc += float(pc.weight.v[p * TS_FEATURES + i]) * f[i];
+        acc += float(pc.bias.v[p]);
+        pc.tokens.v[base + p] = float16_t(silu(acc));
+    }
+}

@@ -1,0 +1,77 @@
+#version 460
+// The reconstruction (docs/NETWORK.md §5-6): head decoding, jitter-aware Gaussian gather,
+// history rectification and blend, bounded residual; linear RGBA out; the new history (f16).
+#include "common.glsl"
+#include "context.glsl"
+layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
+layout(push_constant) uniform PC {
+    ParamsBuf params;
+    F32Buf prep_c;
+    F32Buf prep_m;
+    F16Buf hist_in;
+    F16Buf hist_out;
+    HistStateBuf hist_state;
+    F16Buf head;        // 0: fixed controls below
+    F32Buf out_rgba;    // linear RGBA, output size
+    uint padded_w;
+    uint hist_write;    // index of hist_out in hist_state
+    float fixed_blend;
+    float fixed_sigma;
+    float fixed_clamp;
+} pc;
+
+void main() {
+    FrameParams fp = pc.params.p;
+    uvec2 xy = gl_GlobalInvocationID.xy;
+    if (xy.x == 0 && xy.y == 0) {
+        pc.hist_state.s[pc.hist_write].exposure = fp.exposure;
+        pc.hist_state.s[pc.hist_write].valid = 1u;
+    }
+    if (xy.x >= fp.out_size.x || xy.y >= fp.out_size.y) return;
+    PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist_in);
+    float blend, sigma, strength;
+    vec3 residual = vec3(0.0);
+    vec2 memory = vec2(0.0);
+    if (uint64_t(pc.head) != 0ul) {
+        uint token = (xy.y / TS_TOKEN) * pc.padded_w + xy.x / TS_TOKEN;
+        uint hi = (token * (TS_TOKEN * TS_TOKEN) + (xy.y % TS_TOKEN) * TS_TOKEN + xy.x % TS_TOKEN) * TS_HEAD_CHANNELS;
+        float h[TS_HEAD_CHANNELS];
+        for (int k = 0; k < TS_HEAD_CHANNELS; k++) h[k] = float(pc.head.v[hi + k]);
+        blend = sigmoid(h[0]);
+        sigma = exp(clamp(h[1], -2.5, 1.0));
+        strength = sigmoid(h[2]);
+        residual = 0.5 * vec3(tanh(h[3]), tanh(h[4]), tanh(h[5]));
+        memory = vec2(tanh(h[6]), tanh(h[7]));
+    } else {
+        blend = pc.fixed_blend;
+        sigma = pc.fixed_sigma;
+        strength = pc.fixed_clamp;
+    }
+    float d2min = 3.4e38;
+    for (int k = 0; k < 9; k++) d2min = min(d2min, ctx.d2[k]);
+    float inv = 1.0 / (2.0 * sigma * sigma);
+    vec3 acc = vec3(0.0), mn = vec3(3.4e38), mx = vec3(-3.4e38);
+    float wsum = 0.0;
+    for (int k = 0; k < 9; k++) {
+        float wk = exp(-(ctx.d2[k] - d2min) * inv);
+        wsum += wk;
+        acc += wk * ctx.c[k];
+        mn = min(mn, ctx.c[k]);
+        mx = max(mx, ctx.c[k]);
+    }
+    float alpha = blend * ctx.valid;
+    uint pix = xy.y * fp.out_size.x + xy.x;
+    uint hb = pix * TS_HISTORY_HALVES;
+    for (int c = 0; c < 3; c++) {
+        float cur = acc[c] / wsum;
+        float hc = ctx.hist[c];
+        float rect = hc + strength * (clamp(hc, mn[c], mx[c]) - hc);
+        float o = clamp(alpha * rect + (1.0 - alpha) * cur + residual[c] * (mx[c] - mn[c]), 0.0, Y_MAX);
+        pc.hist_out.v[hb + c] = float16_t(o);
+        pc.out_rgba.v[pix * 4 + c] = untonemap(o) / fp.exposure;
+    }
+    pc.out_rgba.v[pix * 4 + 3] = 1.0;
+    pc.hist_out.v[hb + 3] = float16_t(ctx.near[4]);
+    pc.hist_out.v[hb + 4] = float16_t(memory.x);
+    pc.hist_out.v[hb + 5] = float16_t(memory.y);
+}

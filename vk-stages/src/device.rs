@@ -1,0 +1,306 @@
+//! The Vulkan instance and device the engine runs on, and what the device can do.
+
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use ash::vk;
+
+use crate::error::{Check, Result, VkError};
+
+/// What the engine found on the device: the features it needs and the fast paths it may take.
+#[derive(Clone, Debug)]
+pub struct Caps {
+    pub name: String,
+    pub driver: String,
+    pub api: (u32, u32, u32),
+    pub device_type: vk::PhysicalDeviceType,
+    pub uuid: [u8; 16],
+    pub subgroup_size: u32,
+    pub shared_memory: u32,
+    pub max_push_constants: u32,
+    pub f16_arithmetic: bool,
+    pub storage_16bit: bool,
+    pub int64: bool,
+    pub buffer_device_address: bool,
+    pub timeline_semaphore: bool,
+    /// VK_KHR_cooperative_matrix with f16 x f16 -> f32 at 16x16x16, subgroup scope.
+    pub coopmat_f16_16: bool,
+    /// VK_KHR_external_memory_fd (OPAQUE_FD buffers can be exported).
+    pub external_memory_fd: bool,
+    /// VK_KHR_external_semaphore_fd.
+    pub external_semaphore_fd: bool,
+    pub timestamp_period_ns: f32,
+    pub timestamps: bool,
+}
+
+/// Shared memory the scalar network path needs per workgroup (attention: K, V and the bias).
+pub const NEEDED_SHARED_MEMORY: u32 = 16 * 1024;
+
+impl Caps {
+    /// The one-line summary printed at start-up and by `tessel info`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} ({}; Vulkan {}.{}.{}): f16 storage {}, f16 math {}, subgroup {}, shared memory {} KiB, cooperative matrix {}, exportable memory {}, external semaphores {}",
+            self.name,
+            self.driver,
+            self.api.0,
+            self.api.1,
+            self.api.2,
+            yes(self.storage_16bit),
+            yes(self.f16_arithmetic),
+            self.subgroup_size,
+            self.shared_memory / 1024,
+            if self.coopmat_f16_16 { "f16 16x16x16" } else { "no" },
+            yes(self.external_memory_fd),
+            yes(self.external_semaphore_fd),
+        )
+    }
+
+    /// The first missing requirement of the engine, if any.
+    pub fn missing(&self) -> Option<String> {
+        if self.api < (1, 3, 0) {
+            return Some(format!("Vulkan 1.3 (device reports {}.{}.{})", self.api.0, self.api.1, self.api.2));
+        }
+        let need = [
+            (self.storage_16bit, "16-bit storage buffers (storageBuffer16BitAccess): f16 weights and activations"),
+            (self.int64, "64-bit integers in shaders (shaderInt64): buffer addresses"),
+            (self.buffer_device_address, "buffer device addresses (bufferDeviceAddress)"),
+            (self.timeline_semaphore, "timeline semaphores (timelineSemaphore)"),
+        ];
+        for (ok, what) in need {
+            if !ok {
+                return Some(what.to_string());
+            }
+        }
+        if self.shared_memory < NEEDED_SHARED_MEMORY {
+            return Some(format!("{} KiB of compute shared memory (device has {} KiB)", NEEDED_SHARED_MEMORY / 1024, self.shared_memory / 1024));
+        }
+        None
+    }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// Instance, device and queue, shared (Arc) by models, engines and buffers; destroyed last.
+pub struct DeviceShared {
+    pub entry: ash::Entry,
+    pub instance: ash::Instance,
+    pub physical: vk::PhysicalDevice,
+    pub device: ash::Device,
+    pub queue: vk::Queue,
+    pub queue_family: u32,
+    pub caps: Caps,
+    pub mem_props: vk::PhysicalDeviceMemoryProperties,
+    pub ext_memory_fd: Option<ash::khr::external_memory_fd::Device>,
+}
+
+impl Drop for DeviceShared {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            self.device.destroy_device(None);
+            self.instance.destroy_instance(None);
+        }
+    }
+}
+
+fn cstr(bytes: &[std::ffi::c_char]) -> String {
+    unsafe { CStr::from_ptr(bytes.as_ptr()) }.to_string_lossy().into_owned()
+}
+
+fn has_ext(exts: &[vk::ExtensionProperties], name: &CStr) -> bool {
+    exts.iter().any(|e| unsafe { CStr::from_ptr(e.extension_name.as_ptr()) } == name)
+}
+
+/// Loads the Vulkan loader; a clear error when there is none.
+pub fn load_entry() -> Result<ash::Entry> {
+    unsafe { ash::Entry::load() }.map_err(|e| VkError::Loader(e.to_string()))
+}
+
+fn create_instance(entry: &ash::Entry) -> Result<ash::Instance> {
+    let app = vk::ApplicationInfo::default()
+        .application_name(c"tessel")
+        .engine_name(c"tessel")
+        .api_version(vk::make_api_version(0, 1, 3, 0));
+    let info = vk::InstanceCreateInfo::default().application_info(&app);
+    unsafe { entry.create_instance(&info, None) }.call("vkCreateInstance")
+}
+
+fn query_caps(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevice) -> Caps {
+    unsafe {
+        let exts = instance.enumerate_device_extension_properties(pd).unwrap_or_default();
+        let mut sub = vk::PhysicalDeviceSubgroupProperties::default();
+        let mut id = vk::PhysicalDeviceIDProperties::default();
+        let mut drv = vk::PhysicalDeviceDriverProperties::default();
+        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut sub).push_next(&mut id).push_next(&mut drv);
+        instance.get_physical_device_properties2(pd, &mut props2);
+        let p = props2.properties;
+        let mut f11 = vk::PhysicalDeviceVulkan11Features::default();
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default();
+        let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f11).push_next(&mut f12);
+        instance.get_physical_device_features2(pd, &mut f2);
+        let f = f2.features;
+        let coopmat_ext = has_ext(&exts, ash::khr::cooperative_matrix::NAME);
+        let coopmat_f16_16 = coopmat_ext && coopmat_f16_16(entry, instance, pd);
+        let qf = instance.get_physical_device_queue_family_properties(pd);
+        let ts_bits = qf.iter().find(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE)).map(|q| q.timestamp_valid_bits).unwrap_or(0);
+        let driver = format!("{} {}", cstr(&drv.driver_name), cstr(&drv.driver_info)).trim().to_string();
+        Caps {
+            name: cstr(&p.device_name),
+            driver,
+            api: (vk::api_version_major(p.api_version), vk::api_version_minor(p.api_version), vk::api_version_patch(p.api_version)),
+            device_type: p.device_type,
+            uuid: id.device_uuid,
+            subgroup_size: sub.subgroup_size,
+            shared_memory: p.limits.max_compute_shared_memory_size,
+            max_push_constants: p.limits.max_push_constants_size,
+            f16_arithmetic: f12.shader_float16 == vk::TRUE,
+            storage_16bit: f11.storage_buffer16_bit_access == vk::TRUE,
+            int64: f.shader_int64 == vk::TRUE,
+            buffer_device_address: f12.buffer_device_address == vk::TRUE,
+            timeline_semaphore: f12.timeline_semaphore == vk::TRUE,
+            coopmat_f16_16,
+            external_memory_fd: has_ext(&exts, ash::khr::external_memory_fd::NAME),
+            external_semaphore_fd: has_ext(&exts, ash::khr::external_semaphore_fd::NAME),
+            timestamp_period_ns: p.limits.timestamp_period,
+            timestamps: ts_bits > 0 && p.limits.timestamp_compute_and_graphics == vk::TRUE,
+        }
+    }
+}
+
+fn coopmat_f16_16(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevice) -> bool {
+    let entry_fn = ash::khr::cooperative_matrix::Instance::new(entry, instance);
+    let props = unsafe { entry_fn.get_physical_device_cooperative_matrix_properties(pd) }.unwrap_or_default();
+    props.iter().any(|p| {
+        p.m_size == 16
+            && p.n_size == 16
+            && p.k_size == 16
+            && p.a_type == vk::ComponentTypeKHR::FLOAT16
+            && p.b_type == vk::ComponentTypeKHR::FLOAT16
+            && p.c_type == vk::ComponentTypeKHR::FLOAT32
+            && p.result_type == vk::ComponentTypeKHR::FLOAT32
+            && p.scope == vk::ScopeKHR::SUBGROUP
+    })
+}
+
+fn rank(c: &Caps) -> u32 {
+    match c.device_type {
+        vk::PhysicalDeviceType::DISCRETE_GPU => 4,
+        vk::PhysicalDeviceType::INTEGRATED_GPU => 3,
+        vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+        vk::PhysicalDeviceType::CPU => 1,
+        _ => 0,
+    }
+}
+
+/// Every physical device with its capabilities (for `tessel info`).
+pub fn list_devices() -> Result<Vec<Caps>> {
+    let entry = load_entry()?;
+    let instance = create_instance(&entry)?;
+    let pds = unsafe { instance.enumerate_physical_devices() }.call("vkEnumeratePhysicalDevices");
+    let out = pds.map(|pds| pds.into_iter().map(|pd| query_caps(&entry, &instance, pd)).collect());
+    unsafe { instance.destroy_instance(None) };
+    out
+}
+
+impl DeviceShared {
+    /// Opens the best usable device (discrete first; `TESSEL_VK_DEVICE=N` picks the N-th), with
+    /// the features the engine needs and the extensions it can use.
+    pub fn open() -> Result<Arc<DeviceShared>> {
+        let entry = load_entry()?;
+        let instance = create_instance(&entry)?;
+        match Self::open_on(entry, instance.clone()) {
+            Ok(d) => Ok(d),
+            Err(e) => {
+                unsafe { instance.destroy_instance(None) };
+                Err(e)
+            }
+        }
+    }
+
+    fn open_on(entry: ash::Entry, instance: ash::Instance) -> Result<Arc<DeviceShared>> {
+        let pds = unsafe { instance.enumerate_physical_devices() }.call("vkEnumeratePhysicalDevices")?;
+        if pds.is_empty() {
+            return Err(VkError::NoDevice("the Vulkan loader lists no devices (is a driver installed? lavapipe: mesa-vulkan-drivers)".into()));
+        }
+        let mut cands: Vec<(vk::PhysicalDevice, Caps)> = pds.iter().map(|&pd| (pd, query_caps(&entry, &instance, pd))).collect();
+        if let Some(n) = std::env::var("TESSEL_VK_DEVICE").ok().and_then(|v| v.parse::<usize>().ok()) {
+            if n >= cands.len() {
+                return Err(VkError::NoDevice(format!("TESSEL_VK_DEVICE={n}, but only {} devices exist", cands.len())));
+            }
+            cands = vec![cands.swap_remove(n)];
+        }
+        cands.sort_by_key(|(_, c)| std::cmp::Reverse(rank(c)));
+        let mut why = Vec::new();
+        let mut chosen = None;
+        for (pd, caps) in cands {
+            match caps.missing() {
+                None => {
+                    chosen = Some((pd, caps));
+                    break;
+                }
+                Some(m) => why.push(format!("{} lacks {m}", caps.name)),
+            }
+        }
+        let Some((pd, caps)) = chosen else {
+            if why.len() == 1 {
+                let (dev, feat) = why[0].split_once(" lacks ").unwrap();
+                return Err(VkError::MissingFeature { device: dev.into(), feature: feat.into() });
+            }
+            return Err(VkError::NoDevice(why.join("; ")));
+        };
+        let qf = unsafe { instance.get_physical_device_queue_family_properties(pd) };
+        let queue_family = qf
+            .iter()
+            .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
+            .ok_or_else(|| VkError::MissingFeature { device: caps.name.clone(), feature: "a compute queue".into() })? as u32;
+        let mut ext_names = vec![];
+        if caps.external_memory_fd {
+            ext_names.push(ash::khr::external_memory_fd::NAME.as_ptr());
+        }
+        if caps.external_semaphore_fd {
+            ext_names.push(ash::khr::external_semaphore_fd::NAME.as_ptr());
+        }
+        if caps.coopmat_f16_16 {
+            ext_names.push(ash::khr::cooperative_matrix::NAME.as_ptr());
+        }
+        let prio = [1.0f32];
+        let qinfo = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&prio)];
+        let features = vk::PhysicalDeviceFeatures::default().shader_int64(true);
+        let mut f11 = vk::PhysicalDeviceVulkan11Features::default().storage_buffer16_bit_access(true);
+        let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
+            .buffer_device_address(true)
+            .timeline_semaphore(true)
+            .shader_float16(caps.f16_arithmetic)
+            .vulkan_memory_model(caps.coopmat_f16_16);
+        let mut f13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).maintenance4(true);
+        let mut coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
+        let mut info = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&qinfo)
+            .enabled_extension_names(&ext_names)
+            .enabled_features(&features)
+            .push_next(&mut f11)
+            .push_next(&mut f12)
+            .push_next(&mut f13);
+        if caps.coopmat_f16_16 {
+            info = info.push_next(&mut coop);
+        }
+        let device = unsafe { instance.create_device(pd, &info, None) }.call("vkCreateDevice")?;
+        let queue = unsafe { device.get_device_queue(queue_family, 0) };
+        let mem_props = unsafe { instance.get_physical_device_memory_properties(pd) };
+        let ext_memory_fd = caps.external_memory_fd.then(|| ash::khr::external_memory_fd::Device::new(&instance, &device));
+        Ok(Arc::new(DeviceShared { entry, instance, physical: pd, device, queue, queue_family, caps, mem_props, ext_memory_fd }))
+    }
+
+    /// Index of a memory type allowed by `bits` with `flags`.
+    pub fn memory_type(&self, bits: u32, flags: vk::MemoryPropertyFlags) -> Option<u32> {
+        (0..self.mem_props.memory_type_count)
+            .find(|&i| bits & (1 << i) != 0 && self.mem_props.memory_types[i as usize].property_flags.contains(flags))
+    }
+}

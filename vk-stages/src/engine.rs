@@ -1,0 +1,423 @@
+//! The Engine: one per (render capacity, output size). Every buffer it will use is allocated at
+//! creation; recording a frame allocates nothing, submits nothing and waits for nothing.
+//!
+//! Frame N: `record_front` writes its parameters into slot N mod 8 (vkCmdUpdateBuffer inside
+//! the caller's command buffer), measures exposure, prepares the inputs and writes the token
+//! buffer; `record_network` turns tokens into the head buffer; `record_back` reconstructs the
+//! output and writes history N mod 2. The token and head buffers are what an external network
+//! (hip-net) shares, exported as OPAQUE_FD where the device can.
+
+use std::sync::Arc;
+
+use ash::vk;
+use tessel_model::config::{TokenGrid, TOKEN_PIXELS};
+use tessel_model::head::FixedHead;
+use tessel_model::sequence::{Exposure, MotionUnits};
+use tessel_model::shifts::{phase_of, window_shift};
+
+use crate::bindings as b;
+use crate::device::DeviceShared;
+use crate::error::{Check, Result, VkError};
+use crate::memory::{Buffer, Location};
+use crate::model::Model;
+use crate::params::{FrameParams, FRAME_PARAMS_BYTES};
+use crate::pipelines::Variant;
+use crate::plan::{NetBuffers, PlanBuilder, Push, Step, ATTENTION_SHIFT_OFFSET};
+
+/// Timestamp queries per frame slot: the stage boundaries, then one per network layer when
+/// profiling (TESSEL_PROFILE=1).
+pub const QUERIES_PER_FRAME: u32 = 64;
+/// Stage boundaries: front start, inputs prepared, tokens written, head written, back done.
+pub const STAGE_QUERIES: u32 = 5;
+
+/// One frame's values, known when it is recorded.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameInput {
+    pub render: (usize, usize),
+    /// Sample offset from the pixel centre, render px (sanitised here: non-finite -> 0, clamped).
+    pub jitter: [f32; 2],
+    pub reset: bool,
+    pub exposure: Exposure,
+    pub motion_units: MotionUnits,
+    pub depth_inverted: bool,
+}
+
+/// What the reconstruction takes its controls from.
+#[derive(Clone, Copy, Debug)]
+pub enum Controls {
+    /// The head buffer (the network's output).
+    Head,
+    /// Fixed values everywhere: the non-neural TAAU.
+    Fixed(FixedHead),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Current {
+    slot: u32,
+    phase: usize,
+    read: u32,
+    write: u32,
+}
+
+/// Pipelines of the front and back, resolved at creation.
+#[derive(Clone, Copy)]
+struct FrontBack {
+    exposure_partial: vk::Pipeline,
+    exposure_final: vk::Pipeline,
+    prepare: vk::Pipeline,
+    input: vk::Pipeline,
+    reconstruct: vk::Pipeline,
+}
+
+pub struct Engine {
+    pub model: Arc<Model>,
+    shared: Arc<DeviceShared>,
+    pub capacity: (usize, usize),
+    pub output: (usize, usize),
+    pub grid: TokenGrid,
+    /// Inputs at render capacity: colour RGBA f32, motion RG f32, depth f32 (filled by the caller).
+    pub color: Buffer,
+    pub motion: Buffer,
+    pub depth: Buffer,
+    pub params: Buffer,
+    partials: Buffer,
+    prep_c: Buffer,
+    prep_m: Buffer,
+    pub history: [Buffer; 2],
+    pub hist_state: Buffer,
+    /// Token and head buffers (docs/NETWORK.md §7), exportable where the device allows.
+    pub tokens: Buffer,
+    pub head: Buffer,
+    /// Output, linear RGBA f32.
+    pub output_rgba: Buffer,
+    x: Vec<Buffer>,
+    ln: Buffer,
+    qkv: Buffer,
+    attn: Buffer,
+    hidden: Buffer,
+    pub queries: vk::QueryPool,
+    /// Timeline semaphore for the split frame: the front's submit signals, the back's waits.
+    pub timeline: vk::Semaphore,
+    /// Frames recorded so far (the evaluation counter; never restarted).
+    pub counter: u64,
+    current: Option<Current>,
+    /// Per-layer timestamps (TESSEL_PROFILE=1).
+    pub profile: bool,
+    next_query: u32,
+    plan: Vec<Step>,
+    fb: FrontBack,
+}
+
+fn env_on(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| v == "1")
+}
+
+impl Engine {
+    /// Allocates every buffer for frames up to `capacity` (render size) at `output`.
+    /// `exportable`: the token and head buffers can be exported (needs VK_KHR_external_memory_fd).
+    pub fn new(model: &Arc<Model>, capacity: (usize, usize), output: (usize, usize), exportable: bool) -> Result<Engine> {
+        let shared = model.shared.clone();
+        if capacity.0 == 0 || capacity.1 == 0 || output.0 == 0 || output.1 == 0 {
+            return Err(VkError::Size(format!("render capacity {capacity:?} and output {output:?} must be non-zero")));
+        }
+        if capacity.0 > output.0 || capacity.1 > output.1 {
+            return Err(VkError::Size(format!("render capacity {}x{} exceeds the output {}x{}", capacity.0, capacity.1, output.0, output.1)));
+        }
+        if exportable && !shared.caps.external_memory_fd {
+            return Err(VkError::MissingFeature { device: shared.caps.name.clone(), feature: "VK_KHR_external_memory_fd (exportable token and head buffers)".into() });
+        }
+        let cfg = &model.config;
+        let grid = TokenGrid::new(cfg, output.0, output.1);
+        let rpix = (capacity.0 * capacity.1) as u64;
+        let opix = (output.0 * output.1) as u64;
+        let t0 = grid.level_tokens(0) as u64;
+        let dev = |name, bytes| Buffer::new(&shared, name, bytes, Location::Device, false);
+        let level_max = |f: &dyn Fn(usize) -> u64| (0..cfg.levels()).map(f).max().unwrap_or(0);
+        let tl = |l: usize| grid.level_tokens(l) as u64;
+        let c = |l: usize| cfg.channels[l] as u64;
+        let x = (0..cfg.levels()).map(|l| dev("activations", tl(l) * c(l) * 4)).collect::<Result<Vec<_>>>()?;
+        let mut hist_state = Buffer::new(&shared, "history state", 16, Location::Host, false)?;
+        hist_state.bytes_mut().fill(0);
+        let qinfo = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(QUERIES_PER_FRAME * b::PARAM_SLOTS);
+        let d = &shared.device;
+        let queries = unsafe { d.create_query_pool(&qinfo, None) }.call("vkCreateQueryPool")?;
+        let mut tl_info = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE).initial_value(0);
+        let timeline = unsafe { d.create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut tl_info), None) }.call("vkCreateSemaphore")?;
+        let fb = {
+            let p = &model.pipelines;
+            FrontBack {
+                exposure_partial: p.get(&Variant::new("exposure_partial", &[])),
+                exposure_final: p.get(&Variant::new("exposure_final", &[])),
+                prepare: p.get(&Variant::new("prepare", &[])),
+                input: p.get(&Variant::new("input", &[cfg.pixel_embed as u32])),
+                reconstruct: p.get(&Variant::new("reconstruct", &[])),
+            }
+        };
+        let mut engine = Engine {
+            model: model.clone(),
+            capacity,
+            output,
+            grid,
+            color: dev("colour input", rpix * 16)?,
+            motion: dev("motion input", rpix * 8)?,
+            depth: dev("depth input", rpix * 4)?,
+            params: dev("frame parameters", FRAME_PARAMS_BYTES * b::PARAM_SLOTS as u64)?,
+            partials: dev("exposure partials", rpix.div_ceil(b::WG_REDUCE as u64) * 4)?,
+            prep_c: dev("prepared colour", rpix * 16)?,
+            prep_m: dev("prepared motion", rpix * 8)?,
+            history: [dev("history 0", opix * 16)?, dev("history 1", opix * 16)?],
+            hist_state,
+            tokens: Buffer::new(&shared, "tokens", t0 * cfg.token_channels() as u64 * 2, Location::Device, exportable)?,
+            head: Buffer::new(&shared, "head", t0 * cfg.head_token_channels() as u64 * 2, Location::Device, exportable)?,
+            output_rgba: dev("output", opix * 16)?,
+            x,
+            ln: dev("layer norm", level_max(&|l| tl(l) * c(l)) * 4)?,
+            qkv: dev("qkv", level_max(&|l| tl(l) * 3 * c(l)) * 4)?,
+            attn: dev("attention", level_max(&|l| tl(l) * c(l)) * 4)?,
+            hidden: dev("mlp hidden", level_max(&|l| tl(l) * cfg.mlp_ratio as u64 * c(l)) * 4)?,
+            queries,
+            timeline,
+            counter: 0,
+            current: None,
+            profile: env_on("TESSEL_PROFILE"),
+            next_query: 0,
+            plan: Vec::new(),
+            fb,
+            shared,
+        };
+        engine.plan = PlanBuilder {
+            model,
+            dims: (0..cfg.levels()).map(|l| grid.level_dims(l)).collect(),
+            bufs: NetBuffers {
+                tokens: engine.tokens.address,
+                head: engine.head.address,
+                x: engine.x.iter().map(|b| b.address).collect(),
+                ln: engine.ln.address,
+                qkv: engine.qkv.address,
+                attn: engine.attn.address,
+                hidden: engine.hidden.address,
+            },
+            steps: Vec::new(),
+        }
+        .build();
+        Ok(engine)
+    }
+
+    fn d(&self) -> &ash::Device {
+        &self.shared.device
+    }
+
+    /// A full memory barrier between dependent compute/transfer commands.
+    pub fn barrier(&self, cmd: vk::CommandBuffer) {
+        let all = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE;
+        let m = [vk::MemoryBarrier::default().src_access_mask(all).dst_access_mask(all)];
+        let st = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
+        unsafe { self.d().cmd_pipeline_barrier(cmd, st, st, vk::DependencyFlags::empty(), &m, &[], &[]) };
+    }
+
+    fn dispatch_raw(&self, cmd: vk::CommandBuffer, pipeline: vk::Pipeline, push: &Push, groups: (u32, u32, u32)) {
+        unsafe {
+            self.d().cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
+            self.d().cmd_push_constants(cmd, self.model.pipelines.layout, vk::ShaderStageFlags::COMPUTE, 0, push.data());
+            self.d().cmd_dispatch(cmd, groups.0, groups.1, groups.2);
+        }
+        self.barrier(cmd);
+    }
+
+    fn timestamp(&mut self, cmd: vk::CommandBuffer) {
+        let cur = self.current.expect("timestamp outside a frame");
+        if self.next_query < QUERIES_PER_FRAME {
+            let q = cur.slot * QUERIES_PER_FRAME + self.next_query;
+            unsafe { self.d().cmd_write_timestamp(cmd, vk::PipelineStageFlags::ALL_COMMANDS, self.queries, q) };
+            self.next_query += 1;
+        }
+    }
+
+    /// Labels of the timestamps a frame writes, in order: the stage boundaries, with the
+    /// per-layer points between "tokens written" and "head written" when profiling.
+    pub fn timestamp_labels(&self) -> Vec<String> {
+        let mut v: Vec<String> = ["front start", "prepared", "tokens written"].map(String::from).to_vec();
+        if self.profile {
+            v.extend(self.plan.iter().filter_map(|s| s.profile_label.clone()));
+        }
+        v.push("head written".into());
+        v.push("back done".into());
+        v
+    }
+
+    /// Queries written by the last recorded frame.
+    pub fn queries_written(&self) -> u32 {
+        self.next_query
+    }
+
+    /// Slot of the frame being recorded (for reading its timestamps and parameters back).
+    pub fn current_slot(&self) -> Option<u32> {
+        self.current.map(|c| c.slot)
+    }
+
+    /// Byte offset of a slot's parameters in `params`.
+    pub fn params_offset(slot: u32) -> u64 {
+        slot as u64 * FRAME_PARAMS_BYTES
+    }
+
+    /// Records the front: parameters, exposure, prepared inputs, the token buffer.
+    /// The inputs (colour, motion, depth at `frame.render`) must already be in the engine's
+    /// input buffers, or written by commands before these in the same queue.
+    pub fn record_front(&mut self, cmd: vk::CommandBuffer, frame: &FrameInput) -> Result<()> {
+        if self.current.is_some() {
+            return Err(VkError::Size("record_front called twice without record_back".into()));
+        }
+        let (rw, rh) = frame.render;
+        if rw == 0 || rh == 0 || rw > self.capacity.0 || rh > self.capacity.1 {
+            return Err(VkError::Size(format!(
+                "render size {rw}x{rh} is outside this engine's capacity {}x{} (create an Engine with a larger capacity)",
+                self.capacity.0, self.capacity.1
+            )));
+        }
+        let slot = (self.counter % b::PARAM_SLOTS as u64) as u32;
+        let write = (self.counter % 2) as u32;
+        self.current = Some(Current { slot, phase: phase_of(self.counter), read: 1 - write, write });
+        self.next_query = 0;
+        let (ow, oh) = self.output;
+        let scale = match frame.motion_units {
+            MotionUnits::Render => [ow as f32 / rw as f32, oh as f32 / rh as f32],
+            MotionUnits::Output => [1.0, 1.0],
+        };
+        let jitter = frame.jitter.map(|j| if j.is_finite() { j.clamp(-0.5, 0.5) } else { 0.0 });
+        let fp = FrameParams {
+            jitter,
+            render: [rw as u32, rh as u32],
+            out_size: [ow as u32, oh as u32],
+            motion_scale: scale,
+            auto_exposure: matches!(frame.exposure, Exposure::Auto) as u32,
+            reset: frame.reset as u32,
+            depth_inverted: frame.depth_inverted as u32,
+            hist_read: 1 - write,
+            exposure: frame.exposure.value().unwrap_or(1.0),
+            sanitized: 0,
+            hist_exposure: 1.0,
+            hist_valid: 0,
+        };
+        let d = self.shared.device.clone();
+        unsafe { d.cmd_reset_query_pool(cmd, self.queries, slot * QUERIES_PER_FRAME, QUERIES_PER_FRAME) };
+        self.barrier(cmd);
+        self.timestamp(cmd);
+        unsafe { d.cmd_update_buffer(cmd, self.params.buffer, Self::params_offset(slot), bytemuck::bytes_of(&fp)) };
+        self.barrier(cmd);
+        let pa = self.params.address + Self::params_offset(slot);
+        let rpix = (rw * rh) as u32;
+        let groups = rpix.div_ceil(b::WG_REDUCE);
+        if frame.exposure == Exposure::Auto {
+            let push = Push::new().u64(pa).u64(self.color.address).u64(self.partials.address);
+            self.dispatch_raw(cmd, self.fb.exposure_partial, &push, (groups, 1, 1));
+        }
+        let push = Push::new().u64(pa).u64(self.partials.address).u64(self.hist_state.address).u32(groups);
+        self.dispatch_raw(cmd, self.fb.exposure_final, &push, (1, 1, 1));
+        let push = Push::new()
+            .u64(pa)
+            .u64(self.color.address)
+            .u64(self.motion.address)
+            .u64(self.depth.address)
+            .u64(self.prep_c.address)
+            .u64(self.prep_m.address);
+        self.dispatch_raw(cmd, self.fb.prepare, &push, (groups, 1, 1));
+        self.timestamp(cmd);
+        let cur = self.current.unwrap();
+        let m = &self.model;
+        let push = Push::new()
+            .u64(pa)
+            .u64(self.prep_c.address)
+            .u64(self.prep_m.address)
+            .u64(self.history[cur.read as usize].address)
+            .u64(m.tensor("pixel_embed.weight"))
+            .u64(m.tensor("pixel_embed.bias"))
+            .u64(self.tokens.address)
+            .u32(self.grid.padded_w as u32);
+        let px = (self.grid.padded_w * 4) as u32 / b::WG_PIXELS_X;
+        let py = (self.grid.padded_h * 4) as u32 / b::WG_PIXELS_Y;
+        self.dispatch_raw(cmd, self.fb.input, &push, (px, py, 1));
+        self.timestamp(cmd);
+        Ok(())
+    }
+
+    /// Records the network: token buffer -> head buffer, with this frame's window shifts.
+    /// Replays the plan built at creation: no allocation, only pushes, dispatches and barriers.
+    pub fn record_network(&mut self, cmd: vk::CommandBuffer) -> Result<()> {
+        let cur = self.current.ok_or_else(|| VkError::Size("record_network before record_front".into()))?;
+        let plan = std::mem::take(&mut self.plan);
+        for step in &plan {
+            let mut push = step.push;
+            if let Some(layer) = step.shift_layer {
+                let (sx, sy) = window_shift(layer, cur.phase);
+                push.set_u32(ATTENTION_SHIFT_OFFSET, sx as u32);
+                push.set_u32(ATTENTION_SHIFT_OFFSET + 4, sy as u32);
+            }
+            self.dispatch_raw(cmd, step.pipeline, &push, step.groups);
+            if self.profile && step.profile_label.is_some() {
+                self.timestamp(cmd);
+            }
+        }
+        self.plan = plan;
+        self.timestamp(cmd);
+        Ok(())
+    }
+
+    /// Records the back: reconstruction from the head buffer (or fixed controls), the output
+    /// and the new history. Ends the frame.
+    pub fn record_back(&mut self, cmd: vk::CommandBuffer, controls: Controls) -> Result<()> {
+        let cur = self.current.ok_or_else(|| VkError::Size("record_back before record_front".into()))?;
+        if matches!(controls, Controls::Fixed(_)) && self.next_query == 3 {
+            // No network ran: keep the stage boundaries at fixed indices.
+            self.timestamp(cmd);
+        }
+        let (head, fixed) = match controls {
+            Controls::Head => (self.head.address, FixedHead::default()),
+            Controls::Fixed(f) => (0, f),
+        };
+        let pa = self.params.address + Self::params_offset(cur.slot);
+        let push = Push::new()
+            .u64(pa)
+            .u64(self.prep_c.address)
+            .u64(self.prep_m.address)
+            .u64(self.history[cur.read as usize].address)
+            .u64(self.history[cur.write as usize].address)
+            .u64(self.hist_state.address)
+            .u64(head)
+            .u64(self.output_rgba.address)
+            .u32(self.grid.padded_w as u32)
+            .u32(cur.write)
+            .f32(fixed.blend)
+            .f32(fixed.sigma)
+            .f32(fixed.clamp);
+        let (ow, oh) = self.output;
+        let groups = ((ow as u32).div_ceil(b::WG_PIXELS_X), (oh as u32).div_ceil(b::WG_PIXELS_Y), 1);
+        self.dispatch_raw(cmd, self.fb.reconstruct, &push, groups);
+        self.timestamp(cmd);
+        self.current = None;
+        self.counter += 1;
+        Ok(())
+    }
+
+    /// Front, network and back in one command buffer.
+    pub fn record_frame(&mut self, cmd: vk::CommandBuffer, frame: &FrameInput) -> Result<()> {
+        self.record_front(cmd, frame)?;
+        self.record_network(cmd)?;
+        self.record_back(cmd, Controls::Head)
+    }
+
+    /// Bytes per token of the token and head buffers, and their sizes (docs/NETWORK.md §7).
+    pub fn token_bytes(&self) -> (u64, u64) {
+        let t = self.grid.level_tokens(0) as u64;
+        (t * self.model.config.token_channels() as u64 * 2, t * (TOKEN_PIXELS * 8) as u64 * 2)
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = self.shared.device.device_wait_idle();
+            self.shared.device.destroy_query_pool(self.queries, None);
+            self.shared.device.destroy_semaphore(self.timeline, None);
+        }
+    }
+}

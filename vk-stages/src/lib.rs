@@ -1,0 +1,31 @@
+//! tessel's Vulkan engine (docs/NETWORK.md is the contract; shaders/ holds the GLSL).
+//!
+//! - [`device`]: instance, device, queue and the capabilities the engine checks ([`Caps`]).
+//! - [`memory`]: buffers with device addresses, optionally exportable as OPAQUE_FD.
+//! - [`pipelines`]: the shader table, pipelines built per model config, the on-disk cache.
+//! - [`model`]: a package's weights on the device plus its pipelines, shared by Engines (Arc).
+//! - [`engine`]: per (render capacity, output size) buffers; `record_front`, `record_network`,
+//!   `record_back`, `record_frame` into a caller's command buffer.
+//! - [`runner`]: a host-side driver of one Engine for the CLI and tests (upload, submit, wait,
+//!   read back, GPU timestamps).
+
+pub mod device;
+pub mod engine;
+mod error;
+pub mod memory;
+pub mod model;
+pub mod params;
+pub mod pipelines;
+pub mod plan;
+pub mod runner;
+
+pub use device::{Caps, DeviceShared};
+pub use engine::{Engine, FrameInput};
+pub use error::{Result, VkError};
+pub use model::Model;
+pub use runner::Runner;
+
+/// Constants shared with the shaders (generated from shaders/include/bindings.h).
+pub mod bindings {
+    include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
+}

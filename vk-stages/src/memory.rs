@@ -1,0 +1,125 @@
+//! Buffers with device addresses (the shaders reach every buffer through push-constant
+//! pointers), device-local or host-visible, optionally exportable as an OPAQUE_FD.
+
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::Arc;
+
+use ash::vk;
+
+use crate::device::DeviceShared;
+use crate::error::{Check, Result, VkError};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// Device-local: what the shaders read and write every frame.
+    Device,
+    /// Host-visible and coherent (mapped): uploads, read-backs, small state.
+    Host,
+}
+
+/// A buffer and its memory. Holds its device (Arc), so it can never outlive it.
+pub struct Buffer {
+    shared: Arc<DeviceShared>,
+    pub buffer: vk::Buffer,
+    pub memory: vk::DeviceMemory,
+    pub size: u64,
+    pub address: u64,
+    mapped: *mut u8,
+    exportable: bool,
+    pub name: &'static str,
+}
+
+// The mapped pointer is only handed out through &self/&mut self accessors.
+unsafe impl Send for Buffer {}
+unsafe impl Sync for Buffer {}
+
+impl Buffer {
+    /// A buffer of `size` bytes (rounded up to 256) usable as storage, copy source and target.
+    /// `exportable`: allocated so that `export_fd` can hand it to another API or device.
+    pub fn new(shared: &Arc<DeviceShared>, name: &'static str, size: u64, loc: Location, exportable: bool) -> Result<Buffer> {
+        let size = size.max(4).div_ceil(256) * 256;
+        let d = &shared.device;
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        let mut ext_info = vk::ExternalMemoryBufferCreateInfo::default().handle_types(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
+        let mut info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
+        if exportable {
+            info = info.push_next(&mut ext_info);
+        }
+        let buffer = unsafe { d.create_buffer(&info, None) }.call("vkCreateBuffer")?;
+        let req = unsafe { d.get_buffer_memory_requirements(buffer) };
+        let flags = match loc {
+            Location::Device => vk::MemoryPropertyFlags::DEVICE_LOCAL,
+            Location::Host => vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+        };
+        let Some(mt) = shared.memory_type(req.memory_type_bits, flags) else {
+            unsafe { d.destroy_buffer(buffer, None) };
+            return Err(VkError::Memory(format!("buffer '{name}' ({size} bytes, {loc:?})")));
+        };
+        let mut flags_info = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let mut export = vk::ExportMemoryAllocateInfo::default().handle_types(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
+        let mut dedicated = vk::MemoryDedicatedAllocateInfo::default().buffer(buffer);
+        let mut alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(mt).push_next(&mut flags_info);
+        if exportable {
+            alloc = alloc.push_next(&mut export).push_next(&mut dedicated);
+        }
+        let memory = match unsafe { d.allocate_memory(&alloc, None) }.call("vkAllocateMemory") {
+            Ok(m) => m,
+            Err(e) => {
+                unsafe { d.destroy_buffer(buffer, None) };
+                return Err(e);
+            }
+        };
+        let mut buf = Buffer { shared: shared.clone(), buffer, memory, size, address: 0, mapped: std::ptr::null_mut(), exportable, name };
+        unsafe { d.bind_buffer_memory(buffer, memory, 0) }.call("vkBindBufferMemory")?;
+        buf.address = unsafe { d.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer)) };
+        if loc == Location::Host {
+            buf.mapped = unsafe { d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) }.call("vkMapMemory")? as *mut u8;
+        }
+        Ok(buf)
+    }
+
+    /// The mapped bytes of a host-visible buffer.
+    pub fn bytes(&self) -> &[u8] {
+        assert!(!self.mapped.is_null(), "buffer '{}' is not host-visible", self.name);
+        unsafe { std::slice::from_raw_parts(self.mapped, self.size as usize) }
+    }
+
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        assert!(!self.mapped.is_null(), "buffer '{}' is not host-visible", self.name);
+        unsafe { std::slice::from_raw_parts_mut(self.mapped, self.size as usize) }
+    }
+
+    /// Exports the memory as an OPAQUE_FD. The caller owns the fd; importing it elsewhere
+    /// (another Vulkan device, CUDA, HIP) transfers that ownership to the importer.
+    pub fn export_fd(&self) -> Result<OwnedFd> {
+        if !self.exportable {
+            return Err(VkError::Size(format!("buffer '{}' was not created exportable", self.name)));
+        }
+        let ext = self.shared.ext_memory_fd.as_ref().ok_or_else(|| VkError::MissingFeature {
+            device: self.shared.caps.name.clone(),
+            feature: "VK_KHR_external_memory_fd".into(),
+        })?;
+        let info = vk::MemoryGetFdInfoKHR::default().memory(self.memory).handle_type(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
+        let fd = unsafe { ext.get_memory_fd(&info) }.call("vkGetMemoryFdKHR")?;
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    pub fn is_exportable(&self) -> bool {
+        self.exportable
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        unsafe {
+            if !self.mapped.is_null() {
+                self.shared.device.unmap_memory(self.memory);
+            }
+            self.shared.device.destroy_buffer(self.buffer, None);
+            self.shared.device.free_memory(self.memory, None);
+        }
+    }
+}

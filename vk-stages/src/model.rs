@@ -1,0 +1,209 @@
+//! A model package on the device: its f16 weights uploaded once into one device-local buffer,
+//! and every pipeline its config needs built at load. Shared (Arc) by any number of Engines.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ash::vk;
+use tessel_model::config::{NetworkConfig, HEAD_CHANNELS, PIXEL_FEATURES, TOKEN_PIXELS};
+use tessel_model::package::ModelPackage;
+
+use crate::bindings as b;
+use crate::device::DeviceShared;
+use crate::error::{Check, Result, VkError};
+use crate::memory::{Buffer, Location};
+use crate::pipelines::{Pipelines, Variant};
+
+/// Which linear-layer variant (docs: shaders/linear.comp).
+#[derive(Clone, Copy, Debug)]
+pub struct LinearSpec {
+    pub inp: u32,
+    pub out: u32,
+    pub act: u32,
+    pub mode: u32,
+    pub residual: u32,
+    pub in_f16: u32,
+    pub out_f16: u32,
+}
+
+impl LinearSpec {
+    pub fn plain(inp: usize, out: usize) -> LinearSpec {
+        LinearSpec { inp: inp as u32, out: out as u32, act: 0, mode: b::MODE_PLAIN, residual: 0, in_f16: 0, out_f16: 0 }
+    }
+    pub fn variant(&self, p: u32) -> Variant {
+        Variant::new("linear", &[self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p])
+    }
+}
+
+/// The linear layers of one transformer block, and of the network around the blocks.
+pub struct Layers {
+    pub embed: LinearSpec,
+    pub head: LinearSpec,
+    /// Per level: qkv, proj (+residual), fc1 (+SiLU), fc2 (+residual).
+    pub qkv: Vec<LinearSpec>,
+    pub proj: Vec<LinearSpec>,
+    pub fc1: Vec<LinearSpec>,
+    pub fc2: Vec<LinearSpec>,
+    /// merge[l - 1]: level l-1 -> l; expand[l - 1]: level l -> l-1 (scatter-added to the skip).
+    pub merge: Vec<LinearSpec>,
+    pub expand: Vec<LinearSpec>,
+}
+
+impl Layers {
+    pub fn new(cfg: &NetworkConfig) -> Layers {
+        let c = &cfg.channels;
+        let m = cfg.mlp_ratio;
+        let lv = cfg.levels();
+        Layers {
+            embed: LinearSpec { in_f16: 1, ..LinearSpec::plain(cfg.token_channels(), c[0]) },
+            head: LinearSpec { mode: b::MODE_HEAD, out_f16: 1, ..LinearSpec::plain(c[0], cfg.head_token_channels()) },
+            qkv: c.iter().map(|&c| LinearSpec::plain(c, 3 * c)).collect(),
+            proj: c.iter().map(|&c| LinearSpec { residual: 1, ..LinearSpec::plain(c, c) }).collect(),
+            fc1: c.iter().map(|&c| LinearSpec { act: 1, ..LinearSpec::plain(c, m * c) }).collect(),
+            fc2: c.iter().map(|&c| LinearSpec { residual: 1, ..LinearSpec::plain(m * c, c) }).collect(),
+            merge: (1..lv).map(|l| LinearSpec { mode: b::MODE_MERGE, ..LinearSpec::plain(4 * c[l - 1], c[l]) }).collect(),
+            expand: (1..lv).map(|l| LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..LinearSpec::plain(c[l], 4 * c[l - 1]) }).collect(),
+        }
+    }
+
+    pub fn all(&self) -> Vec<LinearSpec> {
+        let mut v = vec![self.embed, self.head];
+        for list in [&self.qkv, &self.proj, &self.fc1, &self.fc2, &self.merge, &self.expand] {
+            v.extend(list.iter().copied());
+        }
+        v
+    }
+}
+
+/// Checks that the shaders can run a config; names the field that they cannot.
+pub fn check_config(name: &str, cfg: &NetworkConfig) -> Result<()> {
+    let bad = |field: String, msg: String| Err(VkError::Config { model: name.into(), field, msg });
+    if let Err((field, msg)) = cfg.validate() {
+        return bad(field, msg);
+    }
+    for (i, &c) in cfg.channels.iter().enumerate() {
+        if c % b::HEAD_DIM as usize != 0 || c % b::LINEAR_OUTS as usize != 0 {
+            return bad(format!("channels[{i}]"), format!("{c}: the shaders need a multiple of {}", b::HEAD_DIM.max(b::LINEAR_OUTS)));
+        }
+    }
+    if cfg.pixel_embed > PIXEL_FEATURES {
+        return bad("pixel_embed".into(), format!("{}: the input shader takes at most {PIXEL_FEATURES}", cfg.pixel_embed));
+    }
+    for l in Layers::new(cfg).all() {
+        if l.out % b::LINEAR_OUTS != 0 {
+            return bad("mlp_ratio".into(), format!("a linear layer of {} outputs is not a multiple of {}", l.out, b::LINEAR_OUTS));
+        }
+    }
+    if cfg.head_token_channels() != TOKEN_PIXELS * HEAD_CHANNELS {
+        return bad("head".into(), "head channels differ from the contract".into());
+    }
+    Ok(())
+}
+
+pub struct Model {
+    pub shared: Arc<DeviceShared>,
+    pub name: String,
+    pub trained: bool,
+    pub config: NetworkConfig,
+    pub layers: Layers,
+    pub weights: Buffer,
+    offsets: HashMap<String, u64>,
+    pub pipelines: Pipelines,
+}
+
+/// Records `f` into a one-time command buffer, submits it and waits (model load only).
+pub(crate) fn submit_once(shared: &DeviceShared, f: impl FnOnce(vk::CommandBuffer)) -> Result<()> {
+    let d = &shared.device;
+    unsafe {
+        let pool = d
+            .create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(shared.queue_family), None)
+            .call("vkCreateCommandPool")?;
+        let run = || -> Result<()> {
+            let cmd = d
+                .allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(pool).command_buffer_count(1))
+                .call("vkAllocateCommandBuffers")?[0];
+            d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
+                .call("vkBeginCommandBuffer")?;
+            f(cmd);
+            d.end_command_buffer(cmd).call("vkEndCommandBuffer")?;
+            let fence = d.create_fence(&vk::FenceCreateInfo::default(), None).call("vkCreateFence")?;
+            let cmds = [cmd];
+            let r = d
+                .queue_submit(shared.queue, &[vk::SubmitInfo::default().command_buffers(&cmds)], fence)
+                .call("vkQueueSubmit")
+                .and_then(|_| d.wait_for_fences(&[fence], true, u64::MAX).call("vkWaitForFences"));
+            d.destroy_fence(fence, None);
+            r
+        };
+        let r = run();
+        d.destroy_command_pool(pool, None);
+        r
+    }
+}
+
+impl Model {
+    /// Uploads a package and builds its pipelines. Refuses a config the shaders cannot take.
+    pub fn new(shared: &Arc<DeviceShared>, pkg: &ModelPackage) -> Result<Arc<Model>> {
+        check_config(&pkg.name, &pkg.config)?;
+        let mut offsets = HashMap::new();
+        let mut blob: Vec<u8> = Vec::new();
+        for spec in pkg.config.tensor_specs() {
+            let t = pkg.tensor(&spec.name);
+            offsets.insert(spec.name.clone(), blob.len() as u64);
+            blob.extend(t.data.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()));
+            blob.resize(blob.len().div_ceil(256) * 256, 0);
+        }
+        let weights = Buffer::new(shared, "weights", blob.len() as u64, Location::Device, false)?;
+        let mut staging = Buffer::new(shared, "weights staging", blob.len() as u64, Location::Host, false)?;
+        staging.bytes_mut()[..blob.len()].copy_from_slice(&blob);
+        submit_once(shared, |cmd| unsafe {
+            shared.device.cmd_copy_buffer(cmd, staging.buffer, weights.buffer, &[vk::BufferCopy::default().size(blob.len() as u64)]);
+        })?;
+        drop(staging);
+        let layers = Layers::new(&pkg.config);
+        let mut pipelines = Pipelines::new(shared)?;
+        Self::build_pipelines(&mut pipelines, &pkg.config, &layers)?;
+        pipelines.save_cache();
+        Ok(Arc::new(Model {
+            shared: shared.clone(),
+            name: pkg.name.clone(),
+            trained: pkg.trained,
+            config: pkg.config.clone(),
+            layers,
+            weights,
+            offsets,
+            pipelines,
+        }))
+    }
+
+    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers) -> Result<()> {
+        let pe = cfg.pixel_embed as u32;
+        for v in fixed_variants(pe) {
+            p.build(&v)?;
+        }
+        for &c in &cfg.channels {
+            p.build(&Variant::new("layernorm", &[c as u32]))?;
+            p.build(&Variant::new("attention", &[c as u32]))?;
+        }
+        for l in layers.all() {
+            p.build(&l.variant(pe))?;
+        }
+        Ok(())
+    }
+
+    /// Device address of a tensor.
+    pub fn tensor(&self, name: &str) -> u64 {
+        self.weights.address + self.offsets.get(name).unwrap_or_else(|| panic!("tensor '{name}' is not in the model"))
+    }
+}
+
+/// Pipelines that do not depend on the network's widths (beyond P).
+pub fn fixed_variants(pixel_embed: u32) -> Vec<Variant> {
+    vec![
+        Variant::new("exposure_partial", &[]),
+        Variant::new("exposure_final", &[]),
+        Variant::new("prepare", &[]),
+        Variant::new("input", &[pixel_embed]),
+        Variant::new("reconstruct", &[]),
+    ]
+}

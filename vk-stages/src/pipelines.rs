@@ -1,0 +1,147 @@
+//! The shader table and the pipelines built from it. Every pipeline uses one layout: no
+//! descriptor sets, only push constants (buffer addresses and sizes), so a dispatch is a push
+//! and a dispatch. Specialisation constants give each variant its widths (the model's config).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ash::vk;
+
+use crate::device::DeviceShared;
+use crate::error::{Check, Result};
+
+mod spirv {
+    include!(concat!(env!("OUT_DIR"), "/spirv.rs"));
+}
+
+/// Bytes of push constants every pipeline may use.
+pub const PUSH_BYTES: u32 = 128;
+
+/// A pipeline variant: shader stem and its specialisation constants (id = index).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Variant {
+    pub shader: &'static str,
+    pub spec: Vec<u32>,
+}
+
+impl Variant {
+    pub fn new(shader: &'static str, spec: &[u32]) -> Variant {
+        Variant { shader, spec: spec.to_vec() }
+    }
+}
+
+/// SPIR-V of a shader by stem.
+pub fn spirv(stem: &str) -> Option<&'static [u8]> {
+    spirv::SPIRV.iter().find(|(n, _)| *n == stem).map(|(_, b)| *b)
+}
+
+/// Every shader stem built into this library.
+pub fn shader_names() -> Vec<&'static str> {
+    spirv::SPIRV.iter().map(|(n, _)| *n).collect()
+}
+
+pub struct Pipelines {
+    shared: Arc<DeviceShared>,
+    pub layout: vk::PipelineLayout,
+    cache: vk::PipelineCache,
+    cache_path: Option<PathBuf>,
+    modules: HashMap<&'static str, vk::ShaderModule>,
+    map: HashMap<Variant, vk::Pipeline>,
+}
+
+fn cache_path(shared: &DeviceShared) -> Option<PathBuf> {
+    if std::env::var("TESSEL_PIPELINE_CACHE").is_ok_and(|v| v == "0") {
+        return None;
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let uuid: String = shared.caps.uuid.iter().map(|b| format!("{b:02x}")).collect();
+    Some(base.join("tessel").join(format!("pipelines-{uuid}.bin")))
+}
+
+impl Pipelines {
+    pub fn new(shared: &Arc<DeviceShared>) -> Result<Pipelines> {
+        let d = &shared.device;
+        let range = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).offset(0).size(PUSH_BYTES)];
+        let layout = unsafe { d.create_pipeline_layout(&vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&range), None) }
+            .call("vkCreatePipelineLayout")?;
+        let cache_path = cache_path(shared);
+        // A cache that the driver does not like is ignored by the driver (header check).
+        let initial = cache_path.as_ref().and_then(|p| std::fs::read(p).ok()).unwrap_or_default();
+        let cache = unsafe { d.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default().initial_data(&initial), None) }
+            .or_else(|_| unsafe { d.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) })
+            .call("vkCreatePipelineCache")?;
+        Ok(Pipelines { shared: shared.clone(), layout, cache, cache_path, modules: HashMap::new(), map: HashMap::new() })
+    }
+
+    fn module(&mut self, stem: &'static str) -> Result<vk::ShaderModule> {
+        if let Some(m) = self.modules.get(stem) {
+            return Ok(*m);
+        }
+        let bytes = spirv(stem).unwrap_or_else(|| panic!("shader '{stem}' is not in the build's shader table"));
+        let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let m = unsafe { self.shared.device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
+            .call("vkCreateShaderModule")?;
+        self.modules.insert(stem, m);
+        Ok(m)
+    }
+
+    /// Builds (once) the pipeline of a variant.
+    pub fn build(&mut self, v: &Variant) -> Result<vk::Pipeline> {
+        if let Some(p) = self.map.get(v) {
+            return Ok(*p);
+        }
+        let module = self.module(v.shader)?;
+        let entries: Vec<vk::SpecializationMapEntry> =
+            (0..v.spec.len()).map(|i| vk::SpecializationMapEntry::default().constant_id(i as u32).offset(4 * i as u32).size(4)).collect();
+        let data: Vec<u8> = v.spec.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
+        let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(c"main").specialization_info(&spec);
+        let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout)];
+        let p = unsafe { self.shared.device.create_compute_pipelines(self.cache, &info, None) }
+            .map_err(|(_, r)| r)
+            .call("vkCreateComputePipelines")?[0];
+        self.map.insert(v.clone(), p);
+        Ok(p)
+    }
+
+    pub fn get(&self, v: &Variant) -> vk::Pipeline {
+        *self.map.get(v).unwrap_or_else(|| panic!("pipeline {v:?} was not built at model load"))
+    }
+
+    pub fn count(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Writes the pipeline cache to disk (best effort: a read-only home only loses speed).
+    pub fn save_cache(&self) {
+        let Some(path) = &self.cache_path else { return };
+        if let Ok(data) = unsafe { self.shared.device.get_pipeline_cache_data(self.cache) } {
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let tmp = path.with_extension("partial");
+            if std::fs::write(&tmp, &data).is_ok() {
+                let _ = std::fs::rename(&tmp, path);
+            }
+        }
+    }
+}
+
+impl Drop for Pipelines {
+    fn drop(&mut self) {
+        let d = &self.shared.device;
+        unsafe {
+            for p in self.map.values() {
+                d.destroy_pipeline(*p, None);
+            }
+            for m in self.modules.values() {
+                d.destroy_shader_module(*m, None);
+            }
+            d.destroy_pipeline_cache(self.cache, None);
+            d.destroy_pipeline_layout(self.layout, None);
+        }
+    }
+}

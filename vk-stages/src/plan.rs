@@ -1,0 +1,182 @@
+//! The network as a list of dispatches, built once per Engine from the model's config: each
+//! step holds its pipeline, its push constants (buffer addresses, sizes) and its workgroup
+//! counts. Recording a frame replays the list, filling in only the attention window shifts.
+
+use ash::vk;
+use tessel_model::config::{BlockSpec, HEAD_DIM};
+
+use crate::bindings as b;
+use crate::model::{LinearSpec, Model};
+use crate::pipelines::{Variant, PUSH_BYTES};
+
+/// Push-constant bytes, built on the stack.
+#[derive(Clone, Copy)]
+pub struct Push {
+    pub bytes: [u8; PUSH_BYTES as usize],
+    pub len: usize,
+}
+
+impl Push {
+    pub fn new() -> Push {
+        Push { bytes: [0; PUSH_BYTES as usize], len: 0 }
+    }
+    pub fn u64(mut self, v: u64) -> Push {
+        self.len = self.len.div_ceil(8) * 8;
+        self.bytes[self.len..self.len + 8].copy_from_slice(&v.to_le_bytes());
+        self.len += 8;
+        self
+    }
+    pub fn u32(mut self, v: u32) -> Push {
+        self.bytes[self.len..self.len + 4].copy_from_slice(&v.to_le_bytes());
+        self.len += 4;
+        self
+    }
+    pub fn f32(self, v: f32) -> Push {
+        self.u32(v.to_bits())
+    }
+    pub fn set_u32(&mut self, offset: usize, v: u32) {
+        self.bytes[offset..offset + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    /// The bytes to push (a multiple of 8).
+    pub fn data(&self) -> &[u8] {
+        &self.bytes[..self.len.div_ceil(8) * 8]
+    }
+}
+
+impl Default for Push {
+    fn default() -> Self {
+        Push::new()
+    }
+}
+
+/// Byte offset of shift_x in the attention shader's push constants (3 addresses, width, height).
+pub const ATTENTION_SHIFT_OFFSET: usize = 3 * 8 + 2 * 4;
+
+#[derive(Clone)]
+pub struct Step {
+    pub pipeline: vk::Pipeline,
+    pub push: Push,
+    pub groups: (u32, u32, u32),
+    /// Attention steps: the block's layer index (its shift depends on the frame's phase).
+    pub shift_layer: Option<usize>,
+    /// A timestamp follows this step when profiling; its label.
+    pub profile_label: Option<String>,
+}
+
+/// Addresses of the buffers the network reads and writes.
+pub struct NetBuffers {
+    pub tokens: u64,
+    pub head: u64,
+    /// Activations per level (level l also holds the skip of the encoder).
+    pub x: Vec<u64>,
+    pub ln: u64,
+    pub qkv: u64,
+    pub attn: u64,
+    pub hidden: u64,
+}
+
+pub struct PlanBuilder<'a> {
+    pub model: &'a Model,
+    /// (width, height) in tokens per level.
+    pub dims: Vec<(usize, usize)>,
+    pub bufs: NetBuffers,
+    pub steps: Vec<Step>,
+}
+
+impl PlanBuilder<'_> {
+    fn push_step(&mut self, v: &Variant, push: Push, groups: (u32, u32, u32)) {
+        let pipeline = self.model.pipelines.get(v);
+        self.steps.push(Step { pipeline, push, groups, shift_layer: None, profile_label: None });
+    }
+
+    fn label_last(&mut self, label: String) {
+        if let Some(s) = self.steps.last_mut() {
+            s.profile_label = Some(label);
+        }
+    }
+
+    fn linear(&mut self, l: &LinearSpec, x: u64, y: u64, prefix: &str, tokens: usize, width: usize, aux: [u64; 3]) {
+        let m = self.model;
+        let push = Push::new()
+            .u64(x)
+            .u64(y)
+            .u64(m.tensor(&format!("{prefix}.weight")))
+            .u64(m.tensor(&format!("{prefix}.bias")))
+            .u64(aux[0])
+            .u64(aux[1])
+            .u64(aux[2])
+            .u32(tokens as u32)
+            .u32(width as u32);
+        let groups = ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1);
+        self.push_step(&l.variant(m.config.pixel_embed as u32), push, groups);
+    }
+
+    fn layernorm(&mut self, level: usize, x: u64, y: u64, prefix: &str) {
+        let m = self.model;
+        let c = m.config.channels[level];
+        let (w, h) = self.dims[level];
+        let t = w * h;
+        let push = Push::new().u64(x).u64(y).u64(m.tensor(&format!("{prefix}.weight"))).u64(m.tensor(&format!("{prefix}.bias"))).u32(t as u32);
+        self.push_step(&Variant::new("layernorm", &[c as u32]), push, ((t as u32).div_ceil(b::WG_TOKENS), 1, 1));
+    }
+
+    fn block(&mut self, bs: &BlockSpec) {
+        let m = self.model;
+        let ly = &m.layers;
+        let (level, name) = (bs.level, bs.name.as_str());
+        let c = m.config.channels[level];
+        let (w, h) = self.dims[level];
+        let t = w * h;
+        let x = self.bufs.x[level];
+        let (ln, qkv, attn, hidden) = (self.bufs.ln, self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
+        let none = [0u64; 3];
+        self.layernorm(level, x, ln, &format!("{name}.norm1"));
+        self.linear(&ly.qkv[level], ln, qkv, &format!("{name}.qkv"), t, w, none);
+        let push = Push::new().u64(qkv).u64(attn).u64(m.tensor(&format!("{name}.rpb"))).u32(w as u32).u32(h as u32).u32(0).u32(0);
+        let windows = (t / b::WINDOW_TOKENS as usize) as u32;
+        self.push_step(&Variant::new("attention", &[c as u32]), push, (windows, (c / HEAD_DIM) as u32, 1));
+        self.steps.last_mut().unwrap().shift_layer = Some(bs.layer);
+        self.linear(&ly.proj[level], attn, x, &format!("{name}.proj"), t, w, none);
+        self.layernorm(level, x, ln, &format!("{name}.norm2"));
+        self.linear(&ly.fc1[level], ln, hidden, &format!("{name}.fc1"), t, w, none);
+        self.linear(&ly.fc2[level], hidden, x, &format!("{name}.fc2"), t, w, none);
+        self.label_last(name.to_string());
+    }
+
+    /// The whole network in execution order (docs/NETWORK.md §4).
+    pub fn build(mut self) -> Vec<Step> {
+        let m = self.model;
+        let cfg = &m.config;
+        let deep = cfg.levels() - 1;
+        let none = [0u64; 3];
+        let (w0, h0) = self.dims[0];
+        self.linear(&m.layers.embed, self.bufs.tokens, self.bufs.x[0], "embed", w0 * h0, w0, none);
+        self.label_last("embed".into());
+        let blocks = cfg.blocks();
+        let run = |s: &mut Self, prefix: &str| {
+            for bs in blocks.iter().filter(|bs| bs.name.split('.').next() == Some(prefix)) {
+                s.block(bs);
+            }
+        };
+        for lvl in 0..deep {
+            run(&mut self, &format!("enc{lvl}"));
+            let (w1, h1) = self.dims[lvl + 1];
+            let (xa, xb) = (self.bufs.x[lvl], self.bufs.x[lvl + 1]);
+            self.linear(&m.layers.merge[lvl], xa, xb, &format!("merge{}", lvl + 1), w1 * h1, w1, none);
+            self.label_last(format!("merge{}", lvl + 1));
+        }
+        run(&mut self, "mid");
+        for lvl in (0..deep).rev() {
+            let (w1, h1) = self.dims[lvl + 1];
+            let (xa, xb) = (self.bufs.x[lvl + 1], self.bufs.x[lvl]);
+            self.linear(&m.layers.expand[lvl], xa, xb, &format!("expand{}", lvl + 1), w1 * h1, w1, none);
+            self.label_last(format!("expand{}", lvl + 1));
+            run(&mut self, &format!("dec{lvl}"));
+        }
+        let (x0, ln, head, tokens) = (self.bufs.x[0], self.bufs.ln, self.bufs.head, self.bufs.tokens);
+        self.layernorm(0, x0, ln, "head_norm");
+        let aux = if cfg.pixel_head { [tokens, m.tensor("pixel_head.weight"), m.tensor("pixel_head.bias")] } else { none };
+        self.linear(&m.layers.head, ln, head, "head", w0 * h0, w0, aux);
+        self.steps
+    }
+}

@@ -1,0 +1,290 @@
+//! A host-side driver of one Engine, for the CLI, the checks and the tests: it uploads a frame,
+//! records and submits it, waits, and reads back the output (and, when asked, the token, head
+//! and history buffers) with the GPU's own timestamps. A game drives the Engine directly.
+
+use std::sync::Arc;
+
+use ash::vk;
+use half::f16;
+use tessel_model::frame::FrameData;
+use tessel_model::pipeline::{Evaluation, StageTimes};
+use tessel_model::sequence::Settings;
+
+use crate::bindings as b;
+use crate::device::DeviceShared;
+use crate::engine::{Controls, Engine, FrameInput, QUERIES_PER_FRAME};
+use crate::error::{Check, Result, VkError};
+use crate::memory::{Buffer, Location};
+use crate::model::Model;
+use crate::params::{FRAME_PARAMS_BYTES, OFFSET_EXPOSURE, OFFSET_SANITIZED};
+
+/// Which device buffers to read back after each frame (the output always).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadBack {
+    pub tokens: bool,
+    pub head: bool,
+    pub history: bool,
+}
+
+/// GPU time of one frame from timestamps, milliseconds.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct GpuTimes {
+    pub prepare_ms: f64,
+    pub input_ms: f64,
+    pub network_ms: f64,
+    pub reconstruct_ms: f64,
+    pub frame_ms: f64,
+    /// Per network layer (TESSEL_PROFILE=1): label and milliseconds since the previous point.
+    pub layers: Vec<(String, f64)>,
+}
+
+pub struct Runner {
+    pub engine: Engine,
+    shared: Arc<DeviceShared>,
+    pool: vk::CommandPool,
+    cmd: vk::CommandBuffer,
+    fence: vk::Fence,
+    upload: Buffer,
+    readback: Buffer,
+    pub settings: Settings,
+    pub read: ReadBack,
+    pub controls: Controls,
+    last_history: Vec<f32>,
+}
+
+/// Offsets inside the read-back buffer.
+struct Layout {
+    output: u64,
+    tokens: u64,
+    head: u64,
+    history: u64,
+    params: u64,
+    end: u64,
+}
+
+impl Runner {
+    pub fn new(model: &Arc<Model>, settings: Settings, capacity: (usize, usize), output: (usize, usize)) -> Result<Runner> {
+        let engine = Engine::new(model, capacity, output, false)?;
+        let shared = model.shared.clone();
+        let rpix = (capacity.0 * capacity.1) as u64;
+        let upload = Buffer::new(&shared, "upload", rpix * (16 + 8 + 4), Location::Host, false)?;
+        let lay = Self::layout(&engine);
+        let readback = Buffer::new(&shared, "read-back", lay.end, Location::Host, false)?;
+        let d = &shared.device;
+        let pool = unsafe {
+            d.create_command_pool(
+                &vk::CommandPoolCreateInfo::default().queue_family_index(shared.queue_family).flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                None,
+            )
+        }
+        .call("vkCreateCommandPool")?;
+        let cmd = unsafe { d.allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(pool).command_buffer_count(1)) }
+            .call("vkAllocateCommandBuffers")?[0];
+        let fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }.call("vkCreateFence")?;
+        Ok(Runner {
+            engine,
+            shared,
+            pool,
+            cmd,
+            fence,
+            upload,
+            readback,
+            settings,
+            read: ReadBack::default(),
+            controls: Controls::Head,
+            last_history: Vec::new(),
+        })
+    }
+
+    fn layout(e: &Engine) -> Layout {
+        let opix = (e.output.0 * e.output.1) as u64;
+        let (tb, hb) = e.token_bytes();
+        let output = 0;
+        let tokens = output + opix * 16;
+        let head = tokens + tb;
+        let history = head + hb;
+        let params = history + opix * 16;
+        Layout { output, tokens, head, history, params, end: params + FRAME_PARAMS_BYTES }
+    }
+
+    fn check_frame(&self, f: &FrameData) -> Result<()> {
+        let (rw, rh) = f.render;
+        let (cw, ch) = self.engine.capacity;
+        if rw == 0 || rh == 0 || rw > cw || rh > ch {
+            return Err(VkError::Size(format!("frame render size {rw}x{rh} is outside the engine's capacity {cw}x{ch}")));
+        }
+        let n = rw * rh;
+        if f.color.len() != n * 4 || f.motion.len() != n * 2 || f.depth.len() != n {
+            return Err(VkError::Size(format!(
+                "frame planes have {} colour, {} motion, {} depth values; {rw}x{rh} needs {}, {}, {}",
+                f.color.len(),
+                f.motion.len(),
+                f.depth.len(),
+                n * 4,
+                n * 2,
+                n
+            )));
+        }
+        Ok(())
+    }
+
+    /// Copies a frame's planes into the upload buffer (the next `run` copies them to the device).
+    pub fn upload(&mut self, f: &FrameData) -> Result<()> {
+        self.check_frame(f)?;
+        let n = f.render.0 * f.render.1;
+        let bytes = self.upload.bytes_mut();
+        bytes[..n * 16].copy_from_slice(bytemuck::cast_slice(&f.color));
+        bytes[n * 16..n * 24].copy_from_slice(bytemuck::cast_slice(&f.motion));
+        bytes[n * 24..n * 28].copy_from_slice(bytemuck::cast_slice(&f.depth));
+        Ok(())
+    }
+
+    fn frame_input(&self, f: &FrameData) -> FrameInput {
+        FrameInput {
+            render: f.render,
+            jitter: f.jitter,
+            reset: f.reset,
+            exposure: self.settings.exposure,
+            motion_units: self.settings.motion_units,
+            depth_inverted: self.settings.depth_inverted,
+        }
+    }
+
+    /// Uploads, runs and reads back one frame.
+    pub fn evaluate(&mut self, f: &FrameData) -> Result<(Evaluation, GpuTimes)> {
+        self.upload(f)?;
+        let input = self.frame_input(f);
+        let jitter_fixed = f.jitter.iter().filter(|j| !j.is_finite()).count();
+        let (mut ev, t) = self.run(&input)?;
+        ev.sanitized += jitter_fixed;
+        Ok((ev, t))
+    }
+
+    /// Records, submits and waits for one frame whose planes are in the upload buffer.
+    pub fn run(&mut self, input: &FrameInput) -> Result<(Evaluation, GpuTimes)> {
+        let d = self.shared.device.clone();
+        let cmd = self.cmd;
+        let n = (input.render.0 * input.render.1) as u64;
+        let lay = Self::layout(&self.engine);
+        let phase = tessel_model::shifts::phase_of(self.engine.counter);
+        unsafe {
+            d.reset_command_buffer(cmd, vk::CommandBufferResetFlags::empty()).call("vkResetCommandBuffer")?;
+            d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
+                .call("vkBeginCommandBuffer")?;
+            let e = &self.engine;
+            let up = self.upload.buffer;
+            d.cmd_copy_buffer(cmd, up, e.color.buffer, &[vk::BufferCopy::default().src_offset(0).size(n * 16)]);
+            d.cmd_copy_buffer(cmd, up, e.motion.buffer, &[vk::BufferCopy::default().src_offset(n * 16).size(n * 8)]);
+            d.cmd_copy_buffer(cmd, up, e.depth.buffer, &[vk::BufferCopy::default().src_offset(n * 24).size(n * 4)]);
+            e.barrier(cmd);
+        }
+        let e = &mut self.engine;
+        let slot = (e.counter % b::PARAM_SLOTS as u64) as u32;
+        let hist_write = (e.counter % 2) as usize;
+        e.record_front(cmd, input)?;
+        if matches!(self.controls, Controls::Head) {
+            e.record_network(cmd)?;
+        }
+        e.record_back(cmd, self.controls)?;
+        let queries = e.queries_written();
+        unsafe {
+            let rb = self.readback.buffer;
+            let (ow, oh) = e.output;
+            let opix = (ow * oh) as u64;
+            let (tb, hb) = e.token_bytes();
+            d.cmd_copy_buffer(cmd, e.output_rgba.buffer, rb, &[vk::BufferCopy::default().dst_offset(lay.output).size(opix * 16)]);
+            if self.read.tokens {
+                d.cmd_copy_buffer(cmd, e.tokens.buffer, rb, &[vk::BufferCopy::default().dst_offset(lay.tokens).size(tb)]);
+            }
+            if self.read.head {
+                d.cmd_copy_buffer(cmd, e.head.buffer, rb, &[vk::BufferCopy::default().dst_offset(lay.head).size(hb)]);
+            }
+            if self.read.history {
+                d.cmd_copy_buffer(cmd, e.history[hist_write].buffer, rb, &[vk::BufferCopy::default().dst_offset(lay.history).size(opix * 16)]);
+            }
+            d.cmd_copy_buffer(
+                cmd,
+                e.params.buffer,
+                rb,
+                &[vk::BufferCopy::default().src_offset(Engine::params_offset(slot)).dst_offset(lay.params).size(FRAME_PARAMS_BYTES)],
+            );
+            let m = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::HOST_READ)];
+            d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &m, &[], &[]);
+            d.end_command_buffer(cmd).call("vkEndCommandBuffer")?;
+            let cmds = [cmd];
+            d.queue_submit(self.shared.queue, &[vk::SubmitInfo::default().command_buffers(&cmds)], self.fence).call("vkQueueSubmit")?;
+            d.wait_for_fences(&[self.fence], true, u64::MAX).call("vkWaitForFences")?;
+            d.reset_fences(&[self.fence]).call("vkResetFences")?;
+        }
+        let times = self.read_times(slot, queries)?;
+        let rb = self.readback.bytes();
+        let (ow, oh) = self.engine.output;
+        let f32s = |off: u64, count: usize| -> Vec<f32> { bytemuck::cast_slice::<u8, f32>(&rb[off as usize..off as usize + count * 4]).to_vec() };
+        let f16s = |off: u64, count: usize| -> Vec<f32> {
+            rb[off as usize..off as usize + count * 2].chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect()
+        };
+        let output = f32s(lay.output, ow * oh * 4);
+        let (tb, hb) = self.engine.token_bytes();
+        let tokens = if self.read.tokens { f16s(lay.tokens, tb as usize / 2) } else { Vec::new() };
+        let head = if self.read.head { f16s(lay.head, hb as usize / 2) } else { Vec::new() };
+        if self.read.history {
+            let h = f16s(lay.history, ow * oh * 8);
+            self.last_history = h.chunks_exact(8).flat_map(|p| [p[0], p[1], p[2]]).collect();
+        }
+        let p = &rb[lay.params as usize..];
+        let exposure = f32::from_le_bytes(p[OFFSET_EXPOSURE..OFFSET_EXPOSURE + 4].try_into().unwrap());
+        let sanitized = u32::from_le_bytes(p[OFFSET_SANITIZED..OFFSET_SANITIZED + 4].try_into().unwrap()) as usize;
+        let st = StageTimes { prepare_ms: times.prepare_ms, input_ms: times.input_ms, network_ms: times.network_ms, reconstruct_ms: times.reconstruct_ms };
+        Ok((Evaluation { output, times: st, exposure, sanitized, tokens, head, phase }, times))
+    }
+
+    fn read_times(&self, slot: u32, written: u32) -> Result<GpuTimes> {
+        let caps = &self.shared.caps;
+        if !caps.timestamps || written < 5 {
+            return Ok(GpuTimes::default());
+        }
+        let mut raw = vec![0u64; written as usize];
+        unsafe {
+            self.shared.device.get_query_pool_results(self.engine.queries, slot * QUERIES_PER_FRAME, &mut raw, vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT)
+        }
+        .call("vkGetQueryPoolResults")?;
+        let ms = |a: u64, b: u64| (b.wrapping_sub(a)) as f64 * caps.timestamp_period_ns as f64 * 1e-6;
+        let k = raw.len();
+        let labels = self.engine.timestamp_labels();
+        let mut layers = Vec::new();
+        if self.engine.profile && labels.len() == k {
+            for i in 3..k - 2 {
+                layers.push((labels[i].clone(), ms(raw[i - 1], raw[i])));
+            }
+        }
+        Ok(GpuTimes {
+            prepare_ms: ms(raw[0], raw[1]),
+            input_ms: ms(raw[1], raw[2]),
+            network_ms: ms(raw[2], raw[k - 2]),
+            reconstruct_ms: ms(raw[k - 2], raw[k - 1]),
+            frame_ms: ms(raw[0], raw[k - 1]),
+            layers,
+        })
+    }
+
+    /// History colour (tonemapped RGB, f16 values) written by the last frame, when
+    /// `read.history` was on.
+    pub fn history_rgb(&self) -> &[f32] {
+        &self.last_history
+    }
+
+    pub fn device(&self) -> &DeviceShared {
+        &self.shared
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        unsafe {
+            let d = &self.shared.device;
+            let _ = d.device_wait_idle();
+            d.destroy_fence(self.fence, None);
+            d.destroy_command_pool(self.pool, None);
+        }
+    }
+}
