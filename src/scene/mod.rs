@@ -275,6 +275,14 @@ impl Scene {
     /// Frame `t`: render-size colour, motion (render px), inverted depth, jitter, reset, and the
     /// supersampled reference at output size.
     pub fn frame(&self, t: usize) -> FrameData {
+        let mut f = self.inputs(t);
+        f.reference = Some(self.reference(t));
+        f
+    }
+
+    /// Frame `t` without the ground truth (`reference: None`): only what an upscaler reads, at a
+    /// fraction of the cost (one sample per render pixel instead of `spp` per output pixel).
+    pub fn inputs(&self, t: usize) -> FrameData {
         let (ow, oh) = self.spec.output;
         let (rw, rh) = self.spec.render_size();
         let seg = self.segment(t);
@@ -301,6 +309,16 @@ impl Scene {
                     d[x] = hit.near;
                 }
             });
+        let reset = t == 0 || self.segments.iter().any(|(s, _)| *s == t);
+        FrameData { render: (rw, rh), color, motion, depth, jitter: j, reset, reference: None }
+    }
+
+    /// The supersampled ground truth of frame `t` at output size (RGBA, linear).
+    pub fn reference(&self, t: usize) -> Vec<f32> {
+        let (ow, oh) = self.spec.output;
+        let seg = self.segment(t);
+        let centre = [ow as f32 / 2.0, oh as f32 / 2.0];
+        let tf = t as f32;
         let n = (self.spec.spp as f32).sqrt().ceil() as usize;
         let mut reference = vec![0.0f32; ow * oh * 4];
         reference.par_chunks_mut(ow * 4).enumerate().for_each(|(y, row)| {
@@ -321,8 +339,7 @@ impl Scene {
                 row[x * 4 + 3] = 1.0;
             }
         });
-        let reset = t == 0 || self.segments.iter().any(|(s, _)| *s == t);
-        FrameData { render: (rw, rh), color, motion, depth, jitter: j, reset, reference: Some(reference) }
+        reference
     }
 }
 
@@ -357,6 +374,21 @@ mod tests {
         assert!(s.frame(0).reset && !a.reset && s.frame(2).reset);
         assert_eq!(a.render, (32, 24));
         assert!(a.color.iter().all(|v| v.is_finite() && *v >= 0.0));
+    }
+
+    /// `inputs` is `frame` without the reference; the world (camera, objects, cut) does not depend
+    /// on the ratio, so two scenes of one kind and seed at different ratios show the same truth.
+    #[test]
+    fn inputs_skip_the_reference_and_ratios_share_the_world() {
+        let s = Scene::new(spec(SceneKind::Traffic));
+        let (f, i) = (s.frame(3), s.inputs(3));
+        assert_eq!(i.reference, None);
+        assert_eq!(FrameData { reference: None, ..f.clone() }, i);
+        let s15 = Scene::new(SceneSpec { ratio: 1.5, ..spec(SceneKind::Traffic) });
+        for t in 0..4 {
+            assert_eq!(s15.reference(t), s.reference(t), "frame {t}");
+        }
+        assert_eq!(s15.inputs(1).render, (43, 32));
     }
 
     /// The motion vectors are exact: the previous frame's surface under (p + motion) has the
