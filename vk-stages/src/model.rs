@@ -31,7 +31,13 @@ impl LinearSpec {
         LinearSpec { inp: inp as u32, out: out as u32, act: 0, mode: b::MODE_PLAIN, residual: 0, in_f16: 0, out_f16: 0 }
     }
     pub fn variant(&self, p: u32) -> Variant {
-        Variant::new("linear", &[self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p])
+        Variant::new("linear", &self.spec(p))
+    }
+    pub fn coop_variant(&self, p: u32) -> Variant {
+        Variant::new("linear_coop", &self.spec(p))
+    }
+    fn spec(&self, p: u32) -> [u32; 8] {
+        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p]
     }
 }
 
@@ -100,8 +106,38 @@ pub fn check_config(name: &str, cfg: &NetworkConfig) -> Result<()> {
     Ok(())
 }
 
+/// Which network path the model's linear layers take.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetPath {
+    /// Scalar f32 FMAs (any Vulkan 1.3 device).
+    Scalar { why: String },
+    /// VK_KHR_cooperative_matrix, f16 x f16 -> f32 at 16x16x16.
+    CoopMat,
+}
+
+impl NetPath {
+    pub fn label(&self) -> String {
+        match self {
+            NetPath::Scalar { why } => format!("scalar ({why})"),
+            NetPath::CoopMat => "cooperative matrix f16 16x16x16".into(),
+        }
+    }
+}
+
+/// Chooses the path: cooperative matrix where the device offers it, unless TESSEL_VK_COOPMAT=0.
+pub fn choose_path(shared: &DeviceShared) -> NetPath {
+    if std::env::var("TESSEL_VK_COOPMAT").is_ok_and(|v| v == "0") {
+        NetPath::Scalar { why: "TESSEL_VK_COOPMAT=0".into() }
+    } else if !shared.caps.coopmat_f16_16 {
+        NetPath::Scalar { why: "no f16 cooperative matrix on this device".into() }
+    } else {
+        NetPath::CoopMat
+    }
+}
+
 pub struct Model {
     pub shared: Arc<DeviceShared>,
+    pub path: NetPath,
     pub name: String,
     pub trained: bool,
     pub config: NetworkConfig,
@@ -161,11 +197,20 @@ impl Model {
         })?;
         drop(staging);
         let layers = Layers::new(&pkg.config);
+        let path = choose_path(shared);
         let mut pipelines = Pipelines::new(shared)?;
         Self::build_pipelines(&mut pipelines, &pkg.config, &layers)?;
+        if path == NetPath::CoopMat {
+            for l in layers.all() {
+                if coop_fits(shared, &l) {
+                    pipelines.build(&l.coop_variant(pkg.config.pixel_embed as u32))?;
+                }
+            }
+        }
         pipelines.save_cache();
         Ok(Arc::new(Model {
             shared: shared.clone(),
+            path,
             name: pkg.name.clone(),
             trained: pkg.trained,
             config: pkg.config.clone(),
@@ -191,10 +236,28 @@ impl Model {
         Ok(())
     }
 
+    /// The pipeline variant and workgroup counts of a linear layer over `tokens` tokens.
+    pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
+        let p = self.config.pixel_embed as u32;
+        if self.path == NetPath::CoopMat && coop_fits(&self.shared, l) {
+            let groups = ((tokens as u32).div_ceil(b::COOP_ROWS), l.out.div_ceil(b::COOP_COLS), 1);
+            (l.coop_variant(p), groups)
+        } else {
+            ((l.variant(p)), ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1))
+        }
+    }
+
     /// Device address of a tensor.
     pub fn tensor(&self, name: &str) -> u64 {
         self.weights.address + self.offsets.get(name).unwrap_or_else(|| panic!("tensor '{name}' is not in the model"))
     }
+}
+
+/// Whether the cooperative-matrix tile of a layer fits the device's shared memory (inputs as
+/// f16 plus the f32 result tile, with 1 KiB to spare).
+pub fn coop_fits(shared: &DeviceShared, l: &LinearSpec) -> bool {
+    let need = b::COOP_ROWS * l.inp * 2 + b::COOP_ROWS * b::COOP_COLS * 4 + 1024;
+    need <= shared.caps.shared_memory && l.inp % 16 == 0
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P).

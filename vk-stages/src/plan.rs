@@ -107,8 +107,8 @@ impl PlanBuilder<'_> {
             .u64(aux[2])
             .u32(tokens as u32)
             .u32(width as u32);
-        let groups = ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1);
-        self.push_step(&l.variant(m.config.pixel_embed as u32), push, groups);
+        let (variant, groups) = m.linear_dispatch(l, tokens);
+        self.push_step(&variant, push, groups);
     }
 
     fn layernorm(&mut self, level: usize, x: u64, y: u64, prefix: &str) {

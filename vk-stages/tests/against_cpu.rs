@@ -13,8 +13,9 @@ use tessel_model::sequence::Sequence;
 use vk_stages::runner::ReadBack;
 use vk_stages::{DeviceShared, Model, Runner};
 
+/// The golden cases (TESSEL_GOLDEN_DIR overrides, for a test binary carried to another machine).
 fn golden_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/golden")
+    std::env::var_os("TESSEL_GOLDEN_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/golden"))
 }
 
 fn psnr_range(a: &[f32], reference: &[f32]) -> f64 {

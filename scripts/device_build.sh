@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds here (x86-64, release) everything scripts/device_check.sh runs on the GPU machine, and
+# copies it into .carry/bin (git-ignored; the device tool carries it with `carry: [".carry", ".gl"]`).
+# Also fetches the Vulkan loader debs into .gl once (the GPU machine has no loader of its own).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --workspace --examples
+mkdir -p .carry/bin
+cp target/release/tessel target/release/examples/engine_bench .carry/bin/
+# The Vulkan-vs-CPU test binary (cargo names it with a hash; take the newest).
+t=$(ls -t target/release/deps/against_cpu-* | grep -v '\.d$' | head -1)
+cp "$t" .carry/bin/against_cpu
+if [ ! -f .gl/libvulkan1_*.deb ] 2>/dev/null; then
+  mkdir -p .gl /tmp/amd64/partial
+  o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+  apt-get $o update -qq
+  (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+fi
+ls -la .carry/bin

@@ -1,0 +1,20 @@
+// Specialisation and push constants of the linear shaders (linear.comp, linear_coop.comp).
+layout(constant_id = TS_SPEC_IN) const int IN = 32;
+layout(constant_id = TS_SPEC_OUT) const int OUT = 32;
+layout(constant_id = TS_SPEC_ACT) const int ACT = 0;
+layout(constant_id = TS_SPEC_MODE) const int MODE = 0;
+layout(constant_id = TS_SPEC_RESIDUAL) const int RESIDUAL = 0;
+layout(constant_id = TS_SPEC_IN_F16) const int IN_F16 = 0;
+layout(constant_id = TS_SPEC_OUT_F16) const int OUT_F16 = 0;
+layout(constant_id = TS_SPEC_P) const int P = 8;
+layout(push_constant) uniform PC {
+    uint64_t x;
+    uint64_t y;
+    uint64_t w;
+    uint64_t b;
+    uint64_t aux;     // MODE_HEAD: the token buffer (0: no per-pixel head path)
+    uint64_t aux_w;   // MODE_HEAD: pixel_head.weight [8, P]
+    uint64_t aux_b;   // MODE_HEAD: pixel_head.bias [8]
+    uint tokens;      // output tokens (MODE_EXPAND: input tokens)
+    uint width;       // grid width in tokens: of the output (MERGE) or of the input (EXPAND)
+} pc;
