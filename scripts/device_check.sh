@@ -13,6 +13,7 @@ for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done
 ldconfig 2>/dev/null || true
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 export XDG_CACHE_HOME=/tmp/tessel-cache
+mode=${1:-full}
 B=.carry/bin
 export TESSEL_GOLDEN_DIR=$PWD/model/tests/golden
 fail=0
@@ -37,23 +38,24 @@ if $B/tessel check --help >/dev/null 2>&1; then
 fi
 
 for s in "${sizes[@]}"; do
-  set -- $s
-  step "engine_bench $1 ratio $2, cooperative matrix"
-  run $B/engine_bench models/tessel-v6 "$1" "$2" 200
-  step "engine_bench $1 ratio $2, scalar"
-  TESSEL_VK_COOPMAT=0 run $B/engine_bench models/tessel-v6 "$1" "$2" 200
+  read -r size ratio <<<"$s"
+  step "engine_bench $size ratio $ratio, cooperative matrix"
+  run $B/engine_bench models/tessel-v6 "$size" "$ratio" 200
+  step "engine_bench $size ratio $ratio, scalar"
+  TESSEL_VK_COOPMAT=0 run $B/engine_bench models/tessel-v6 "$size" "$ratio" 200
 done
-step "per-layer profile at 3840x2160 (TESSEL_PROFILE=1)"
-TESSEL_PROFILE=1 run $B/engine_bench models/tessel-v6 3840x2160 2 50
+step "per-dispatch profile at 3840x2160 (TESSEL_PROFILE=1), cooperative matrix and scalar"
+TESSEL_PROFILE=1 run $B/engine_bench models/tessel-v6 3840x2160 2 30
+TESSEL_PROFILE=1 TESSEL_VK_COOPMAT=0 run $B/engine_bench models/tessel-v6 3840x2160 2 30
 
-if [ "${1:-}" != quick ] && $B/tessel bench --help >/dev/null 2>&1; then
+if [ "$mode" != quick ] && $B/tessel bench --help >/dev/null 2>&1; then
   for s in "${sizes[@]}"; do
-    set -- $s
-    step "tessel bench --network vulkan at $1 ratio $2"
-    run $B/tessel bench --network vulkan --size "$1" --ratio "$2" --frames 200 --json "$OUT/bench_${1}.json"
+    read -r size ratio <<<"$s"
+    step "tessel bench --network vulkan at $size ratio $ratio"
+    run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}.json"
   done
 fi
-if [ "${1:-}" != quick ] && $B/tessel soak --help >/dev/null 2>&1; then
+if [ "$mode" != quick ] && $B/tessel soak --help >/dev/null 2>&1; then
   step "soak: 10,000 frames at 3840x2160 through one engine"
   nvidia-smi --query-gpu=memory.used --format=csv,noheader
   run $B/tessel soak --network vulkan --frames 10000 --size 3840x2160 --ratio 2

@@ -5,8 +5,8 @@
 layout(local_size_x = TS_WINDOW_TOKENS) in;
 layout(constant_id = 0) const int C = 32;
 layout(push_constant) uniform PC {
-    F32Buf qkv;   // [tokens, 3C]
-    F32Buf out_;  // [tokens, C]
+    F16Buf qkv;   // [tokens, 3C]
+    F16Buf out_;  // [tokens, C]
     F16Buf rpb;   // [heads, 225]
     uint width;   // level grid, tokens
     uint height;
@@ -29,29 +29,41 @@ void main() {
     uint t = y * pc.width + x;
     uint base = t * 3 * C + h * TS_HEAD_DIM;
     float q[TS_HEAD_DIM];
-    for (int d = 0; d < TS_HEAD_DIM; d++) {
-        q[d] = pc.qkv.v[base + d];
-        ks[i][d] = pc.qkv.v[base + C + d];
-        vs[i][d] = pc.qkv.v[base + 2 * C + d];
+    F16x4Buf qkv4 = F16x4Buf(pc.qkv);
+    for (int d = 0; d < TS_HEAD_DIM; d += 4) {
+        vec4 qv = vec4(qkv4.v[(base + d) / 4]);
+        vec4 kv = vec4(qkv4.v[(base + C + d) / 4]);
+        vec4 vv = vec4(qkv4.v[(base + 2 * C + d) / 4]);
+        for (int j = 0; j < 4; j++) {
+            q[d + j] = qv[j];
+            ks[i][d + j] = kv[j];
+            vs[i][d + j] = vv[j];
+        }
     }
     for (uint e = i; e < TS_RPB_ENTRIES; e += TS_WINDOW_TOKENS) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
     barrier();
-    float s[TS_WINDOW_TOKENS];
+    // Two passes over the 64 keys (the maximum, then the weighted sum), so no per-key array
+    // lives in registers or spills to local memory.
     float m = -3.4e38;
     for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
         float dot_ = 0.0;
         for (int d = 0; d < TS_HEAD_DIM; d++) dot_ += q[d] * ks[j][d];
         uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
-        s[j] = dot_ * 0.25 + bias[(iy - jy + 7) * 15 + (ix - jx + 7)];
-        m = max(m, s[j]);
+        m = max(m, dot_ * 0.25 + bias[(iy - jy + 7) * 15 + (ix - jx + 7)]);
     }
     float sum = 0.0;
-    for (uint j = 0; j < TS_WINDOW_TOKENS; j++) { s[j] = exp(s[j] - m); sum += s[j]; }
     float o[TS_HEAD_DIM];
     for (int d = 0; d < TS_HEAD_DIM; d++) o[d] = 0.0;
     for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
-        float p = s[j] / sum;
-        for (int d = 0; d < TS_HEAD_DIM; d++) o[d] += p * vs[j][d];
+        float dot_ = 0.0;
+        for (int d = 0; d < TS_HEAD_DIM; d++) dot_ += q[d] * ks[j][d];
+        uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
+        float e = exp(dot_ * 0.25 + bias[(iy - jy + 7) * 15 + (ix - jx + 7)] - m);
+        sum += e;
+        for (int d = 0; d < TS_HEAD_DIM; d++) o[d] += e * vs[j][d];
     }
-    for (int d = 0; d < TS_HEAD_DIM; d++) pc.out_.v[t * C + h * TS_HEAD_DIM + d] = o[d];
+    float inv = 1.0 / sum;
+    F16x4Buf out4 = F16x4Buf(pc.out_);
+    for (int d = 0; d < TS_HEAD_DIM; d += 4)
+        out4.v[(t * C + h * TS_HEAD_DIM + d) / 4] = f16vec4(vec4(o[d], o[d + 1], o[d + 2], o[d + 3]) * inv);
 }

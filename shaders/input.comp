@@ -23,7 +23,12 @@ void main() {
     uint tx = xy.x / TS_TOKEN, ty = xy.y / TS_TOKEN;
     uint slot = (xy.y % TS_TOKEN) * TS_TOKEN + xy.x % TS_TOKEN;
     uint base = ((ty * pc.padded_w + tx) * (TS_TOKEN * TS_TOKEN) + slot) * P;
-    if (xy.x >= fp.out_size.x || xy.y >= fp.out_size.y) {
+    bool outside = xy.x >= fp.out_size.x || xy.y >= fp.out_size.y;
+    if (outside && P % 4 == 0) {
+        for (int p = 0; p < P; p += 4) F16x4Buf(pc.tokens).v[(base + p) / 4] = f16vec4(0.0);
+        return;
+    }
+    if (outside) {
         for (int p = 0; p < P; p++) pc.tokens.v[base + p] = float16_t(0.0);
         return;
     }
@@ -49,10 +54,16 @@ void main() {
     f[11] = ctx.valid;
     f[12] = lmin; f[13] = lmax;
     f[14] = ctx.memory.x; f[15] = ctx.memory.y;
+    vec4 e4 = vec4(0.0);
     for (int p = 0; p < P; p++) {
         float acc = 0.0;
         for (int i = 0; i < TS_FEATURES; i++) acc += float(pc.weight.v[p * TS_FEATURES + i]) * f[i];
         acc += float(pc.bias.v[p]);
-        pc.tokens.v[base + p] = float16_t(silu(acc));
+        if (P % 4 == 0) {
+            e4[p % 4] = silu(acc);
+            if (p % 4 == 3) F16x4Buf(pc.tokens).v[(base + p - 3) / 4] = f16vec4(e4);
+        } else {
+            pc.tokens.v[base + p] = float16_t(silu(acc));
+        }
     }
 }

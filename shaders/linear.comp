@@ -5,7 +5,8 @@
 //   MODE_MERGE   x gathered by 2x2 space to depth (output grid width `width`);
 //   MODE_EXPAND  y scattered by 2x2 depth to space (input grid width `width`), added to y (skip);
 //   MODE_HEAD    f16 head out, plus the per-pixel head path on the token buffer (aux).
-// ACT 1: SiLU on the output. RESIDUAL 1: y += result. IN_F16: x is f16 (the token buffer).
+// LN 1: LayerNorm of each input row first. ACT 1: SiLU on the output. RESIDUAL 1: y += result.
+// IN_F16 / OUT_F16: f16 input / output rows.
 // One invocation per token computes TS_LINEAR_OUTS outputs (workgroup y picks which).
 #include "common.glsl"
 #include "linear_params.glsl"
@@ -17,11 +18,16 @@ void main() {
     if (t >= pc.tokens) return;
     uint o0 = gl_WorkGroupID.y * TS_LINEAR_OUTS;
     F16Buf w = F16Buf(pc.w);
+    vec2 st = LN != 0 ? ln_stats(t) : vec2(0.0, 1.0);
     float acc[TS_LINEAR_OUTS];
     for (int k = 0; k < TS_LINEAR_OUTS; k++) acc[k] = 0.0;
-    for (int i = 0; i < IN; i++) {
-        float v = linear_input(t, i);
-        for (int k = 0; k < TS_LINEAR_OUTS; k++) acc[k] += v * float(w.v[(o0 + k) * IN + i]);
+    for (uint i = 0; i < IN; i += 4) {
+        vec4 v = linear_input4(t, i);
+        if (LN != 0) v = ln_affine4(v, i, st.x, st.y);
+        for (int k = 0; k < TS_LINEAR_OUTS; k++) {
+            uint wi = (o0 + k) * IN + i;
+            acc[k] += v.x * float(w.v[wi]) + v.y * float(w.v[wi + 1]) + v.z * float(w.v[wi + 2]) + v.w * float(w.v[wi + 3]);
+        }
     }
-    for (int k = 0; k < TS_LINEAR_OUTS; k++) linear_store(t, o0 + k, acc[k]);
+    for (int k = 0; k < TS_LINEAR_OUTS; k += 4) linear_store4(t, o0 + k, vec4(acc[k], acc[k + 1], acc[k + 2], acc[k + 3]));
 }

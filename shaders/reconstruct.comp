@@ -40,8 +40,8 @@ void main() {
         blend = sigmoid(h[0]);
         sigma = exp(clamp(h[1], -2.5, 1.0));
         strength = sigmoid(h[2]);
-        residual = 0.5 * vec3(tanh(h[3]), tanh(h[4]), tanh(h[5]));
-        memory = vec2(tanh(h[6]), tanh(h[7]));
+        residual = 0.5 * vec3(tanh_safe(h[3]), tanh_safe(h[4]), tanh_safe(h[5]));
+        memory = vec2(tanh_safe(h[6]), tanh_safe(h[7]));
     } else {
         blend = pc.fixed_blend;
         sigma = pc.fixed_sigma;
@@ -61,17 +61,16 @@ void main() {
     }
     float alpha = blend * ctx.valid;
     uint pix = xy.y * fp.out_size.x + xy.x;
-    uint hb = pix * TS_HISTORY_HALVES;
+    vec3 res;
     for (int c = 0; c < 3; c++) {
         float cur = acc[c] / wsum;
         float hc = ctx.hist[c];
         float rect = hc + strength * (clamp(hc, mn[c], mx[c]) - hc);
         float o = clamp(alpha * rect + (1.0 - alpha) * cur + residual[c] * (mx[c] - mn[c]), 0.0, Y_MAX);
-        pc.hist_out.v[hb + c] = float16_t(o);
-        pc.out_rgba.v[pix * 4 + c] = untonemap(o) / fp.exposure;
+        res[c] = o;
     }
-    pc.out_rgba.v[pix * 4 + 3] = 1.0;
-    pc.hist_out.v[hb + 3] = float16_t(ctx.near[4]);
-    pc.hist_out.v[hb + 4] = float16_t(memory.x);
-    pc.hist_out.v[hb + 5] = float16_t(memory.y);
+    Vec4Buf(pc.out_rgba).v[pix] = vec4(untonemap(res.r) / fp.exposure, untonemap(res.g) / fp.exposure, untonemap(res.b) / fp.exposure, 1.0);
+    // History record: (r, g, b, nearness), (memory 0, memory 1, 0, 0); see include/context.glsl.
+    F16x4Buf(pc.hist_out).v[pix * 2] = f16vec4(vec4(res, ctx.near[4]));
+    F16x4Buf(pc.hist_out).v[pix * 2 + 1] = f16vec4(vec4(memory, 0.0, 0.0));
 }

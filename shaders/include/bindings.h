@@ -35,6 +35,7 @@
 #define TS_SPEC_IN_F16 5
 #define TS_SPEC_OUT_F16 6
 #define TS_SPEC_P 7
+#define TS_SPEC_LN 8
 
 // Linear modes.
 #define TS_MODE_PLAIN 0

@@ -10,6 +10,9 @@
 layout(buffer_reference, std430, buffer_reference_align = 2) buffer F16Buf { float16_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32Buf { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer U32Buf { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer F16x4Buf { f16vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4Buf { vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer Vec2Buf { vec2 v[]; };
 
 // One frame's parameters (host writes all but the GPU fields, with vkCmdUpdateBuffer inside the
 // frame's command buffer). Mirrored by vk_stages::params::FrameParams.
@@ -46,4 +49,7 @@ float reexpose(float y, float from_e, float to_e) {
 }
 float luma(vec3 c) { return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b; }
 float silu(float x) { return x / (1.0 + exp(-x)); }
+// tanh that stays finite for large |x| (some drivers compute (e^2x - 1) / (e^2x + 1), which is
+// NaN once e^2x overflows); tanh(15) rounds to 1 in f32, so the clamp changes no result.
+float tanh_safe(float x) { return tanh(clamp(x, -15.0, 15.0)); }
 float sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }

@@ -21,9 +21,10 @@ vec4 catmull_rom_weights(float f) {
                 f * f * (-0.5 + 0.5 * f));
 }
 
-float hist_at(F16Buf h, ivec2 p, ivec2 size, int ch) {
+// The history is two f16vec4 per pixel: (r, g, b, nearness) and (memory 0, memory 1, -, -).
+vec4 hist_at(F16Buf h, ivec2 p, ivec2 size, int part) {
     ivec2 q = clamp(p, ivec2(0), size - 1);
-    return float(h.v[(q.y * size.x + q.x) * TS_HISTORY_HALVES + ch]);
+    return vec4(F16x4Buf(h).v[(q.y * size.x + q.x) * 2 + part]);
 }
 
 vec3 hist_catmull_rom(F16Buf h, vec2 p, ivec2 size) {
@@ -35,31 +36,24 @@ vec3 hist_catmull_rom(F16Buf h, vec2 p, ivec2 size) {
     vec3 o = vec3(0.0);
     for (int j = 0; j < 4; j++) {
         vec3 row = vec3(0.0);
-        for (int k = 0; k < 4; k++) {
-            ivec2 t = b + ivec2(k - 1, j - 1);
-            row += wx[k] * vec3(hist_at(h, t, size, 0), hist_at(h, t, size, 1), hist_at(h, t, size, 2));
-        }
+        for (int k = 0; k < 4; k++) row += wx[k] * hist_at(h, b + ivec2(k - 1, j - 1), size, 0).rgb;
         o += wy[j] * row;
     }
     return o;
 }
 
-// Bilinear sample of channels c0 .. c0 + 2 (up to 3) of the history at p.
-vec3 hist_bilinear(F16Buf h, vec2 p, ivec2 size, int c0, int n) {
+// Bilinear sample of one part of the history at p.
+vec4 hist_bilinear(F16Buf h, vec2 p, ivec2 size, int part) {
     vec2 u = p - 0.5;
     vec2 f = u - floor(u);
     ivec2 i = ivec2(floor(u));
-    vec3 o = vec3(0.0);
-    for (int c = 0; c < n; c++) {
-        float a = hist_at(h, i, size, c0 + c);
-        float b = hist_at(h, i + ivec2(1, 0), size, c0 + c);
-        float d = hist_at(h, i + ivec2(0, 1), size, c0 + c);
-        float e = hist_at(h, i + ivec2(1, 1), size, c0 + c);
-        float top = a + (b - a) * f.x;
-        float bot = d + (e - d) * f.x;
-        o[c] = top + (bot - top) * f.y;
-    }
-    return o;
+    vec4 a = hist_at(h, i, size, part);
+    vec4 b = hist_at(h, i + ivec2(1, 0), size, part);
+    vec4 d = hist_at(h, i + ivec2(0, 1), size, part);
+    vec4 e = hist_at(h, i + ivec2(1, 1), size, part);
+    vec4 top = a + (b - a) * f.x;
+    vec4 bot = d + (e - d) * f.x;
+    return top + (bot - top) * f.y;
 }
 
 // prep_c: per render pixel (tonemapped exposed r, g, b, nearness); prep_m: motion (output px).
@@ -79,9 +73,10 @@ PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_
         float qy = float(sy) + 0.5 + j.y;
         ctx.d2[k] = (pr.x - qx) * (pr.x - qx) + (pr.y - qy) * (pr.y - qy);
         int pi = sy * r.x + sx;
-        ctx.c[k] = vec3(prep_c.v[pi * 4], prep_c.v[pi * 4 + 1], prep_c.v[pi * 4 + 2]);
-        ctx.near[k] = prep_c.v[pi * 4 + 3];
-        ctx.motion[k] = vec2(prep_m.v[pi * 2], prep_m.v[pi * 2 + 1]);
+        vec4 cn = Vec4Buf(prep_c).v[pi];
+        ctx.c[k] = cn.rgb;
+        ctx.near[k] = cn.a;
+        ctx.motion[k] = Vec2Buf(prep_m).v[pi];
     }
     vec2 p = vec2(float(xy.x) + 0.5 + ctx.motion[4].x, float(xy.y) + 0.5 + ctx.motion[4].y);
     ctx.valid = 0.0;
@@ -95,8 +90,8 @@ PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_
         for (int c = 0; c < 3; c++) {
             ctx.hist[c] = reexpose(clamp(h[c], 0.0, Y_MAX), fp.hist_exposure, fp.exposure);
         }
-        ctx.prev_near = hist_bilinear(hist, p, o, 3, 1).x;
-        ctx.memory = hist_bilinear(hist, p, o, 4, 2).xy;
+        ctx.prev_near = hist_bilinear(hist, p, o, 0).a;
+        ctx.memory = hist_bilinear(hist, p, o, 1).xy;
     }
     return ctx;
 }

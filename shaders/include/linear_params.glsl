@@ -7,6 +7,8 @@ layout(constant_id = TS_SPEC_RESIDUAL) const int RESIDUAL = 0;
 layout(constant_id = TS_SPEC_IN_F16) const int IN_F16 = 0;
 layout(constant_id = TS_SPEC_OUT_F16) const int OUT_F16 = 0;
 layout(constant_id = TS_SPEC_P) const int P = 8;
+// LN 1: a LayerNorm over the IN channels of each input row (gamma, beta) comes first.
+layout(constant_id = TS_SPEC_LN) const int LN = 0;
 layout(push_constant) uniform PC {
     uint64_t x;
     uint64_t y;
@@ -15,6 +17,8 @@ layout(push_constant) uniform PC {
     uint64_t aux;     // MODE_HEAD: the token buffer (0: no per-pixel head path)
     uint64_t aux_w;   // MODE_HEAD: pixel_head.weight [8, P]
     uint64_t aux_b;   // MODE_HEAD: pixel_head.bias [8]
+    uint64_t gamma;   // LN: LayerNorm weight [IN]
+    uint64_t beta;    // LN: LayerNorm bias [IN]
     uint tokens;      // output tokens (MODE_EXPAND: input tokens)
     uint width;       // grid width in tokens: of the output (MERGE) or of the input (EXPAND)
 } pc;

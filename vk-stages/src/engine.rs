@@ -26,7 +26,7 @@ use crate::plan::{NetBuffers, PlanBuilder, Push, Step, ATTENTION_SHIFT_OFFSET};
 
 /// Timestamp queries per frame slot: the stage boundaries, then one per network layer when
 /// profiling (TESSEL_PROFILE=1).
-pub const QUERIES_PER_FRAME: u32 = 64;
+pub const QUERIES_PER_FRAME: u32 = 128;
 /// Stage boundaries: front start, inputs prepared, tokens written, head written, back done.
 pub const STAGE_QUERIES: u32 = 5;
 
@@ -91,7 +91,6 @@ pub struct Engine {
     /// Output, linear RGBA f32.
     pub output_rgba: Buffer,
     x: Vec<Buffer>,
-    ln: Buffer,
     qkv: Buffer,
     attn: Buffer,
     hidden: Buffer,
@@ -171,10 +170,9 @@ impl Engine {
             head: Buffer::new(&shared, "head", t0 * cfg.head_token_channels() as u64 * 2, Location::Device, exportable)?,
             output_rgba: dev("output", opix * 16)?,
             x,
-            ln: dev("layer norm", level_max(&|l| tl(l) * c(l)) * 4)?,
-            qkv: dev("qkv", level_max(&|l| tl(l) * 3 * c(l)) * 4)?,
-            attn: dev("attention", level_max(&|l| tl(l) * c(l)) * 4)?,
-            hidden: dev("mlp hidden", level_max(&|l| tl(l) * cfg.mlp_ratio as u64 * c(l)) * 4)?,
+            qkv: dev("qkv", level_max(&|l| tl(l) * 3 * c(l)) * 2)?,
+            attn: dev("attention", level_max(&|l| tl(l) * c(l)) * 2)?,
+            hidden: dev("mlp hidden", level_max(&|l| tl(l) * cfg.mlp_ratio as u64 * c(l)) * 2)?,
             queries,
             timeline,
             counter: 0,
@@ -192,7 +190,6 @@ impl Engine {
                 tokens: engine.tokens.address,
                 head: engine.head.address,
                 x: engine.x.iter().map(|b| b.address).collect(),
-                ln: engine.ln.address,
                 qkv: engine.qkv.address,
                 attn: engine.attn.address,
                 hidden: engine.hidden.address,

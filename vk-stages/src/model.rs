@@ -24,11 +24,13 @@ pub struct LinearSpec {
     pub residual: u32,
     pub in_f16: u32,
     pub out_f16: u32,
+    /// A LayerNorm of the input rows first (its tensors named by the plan).
+    pub ln: u32,
 }
 
 impl LinearSpec {
     pub fn plain(inp: usize, out: usize) -> LinearSpec {
-        LinearSpec { inp: inp as u32, out: out as u32, act: 0, mode: b::MODE_PLAIN, residual: 0, in_f16: 0, out_f16: 0 }
+        LinearSpec { inp: inp as u32, out: out as u32, act: 0, mode: b::MODE_PLAIN, residual: 0, in_f16: 0, out_f16: 0, ln: 0 }
     }
     pub fn variant(&self, p: u32) -> Variant {
         Variant::new("linear", &self.spec(p))
@@ -36,12 +38,14 @@ impl LinearSpec {
     pub fn coop_variant(&self, p: u32) -> Variant {
         Variant::new("linear_coop", &self.spec(p))
     }
-    fn spec(&self, p: u32) -> [u32; 8] {
-        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p]
+    fn spec(&self, p: u32) -> [u32; 9] {
+        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln]
     }
 }
 
-/// The linear layers of one transformer block, and of the network around the blocks.
+/// The linear layers of one transformer block, and of the network around the blocks. Inside a
+/// block the activations between layers (qkv, attention output, MLP hidden) are f16; the
+/// residual stream is f32; each LayerNorm runs inside the linear layer that follows it.
 pub struct Layers {
     pub embed: LinearSpec,
     pub head: LinearSpec,
@@ -62,11 +66,11 @@ impl Layers {
         let lv = cfg.levels();
         Layers {
             embed: LinearSpec { in_f16: 1, ..LinearSpec::plain(cfg.token_channels(), c[0]) },
-            head: LinearSpec { mode: b::MODE_HEAD, out_f16: 1, ..LinearSpec::plain(c[0], cfg.head_token_channels()) },
-            qkv: c.iter().map(|&c| LinearSpec::plain(c, 3 * c)).collect(),
-            proj: c.iter().map(|&c| LinearSpec { residual: 1, ..LinearSpec::plain(c, c) }).collect(),
-            fc1: c.iter().map(|&c| LinearSpec { act: 1, ..LinearSpec::plain(c, m * c) }).collect(),
-            fc2: c.iter().map(|&c| LinearSpec { residual: 1, ..LinearSpec::plain(m * c, c) }).collect(),
+            head: LinearSpec { mode: b::MODE_HEAD, out_f16: 1, ln: 1, ..LinearSpec::plain(c[0], cfg.head_token_channels()) },
+            qkv: c.iter().map(|&c| LinearSpec { ln: 1, out_f16: 1, ..LinearSpec::plain(c, 3 * c) }).collect(),
+            proj: c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, ..LinearSpec::plain(c, c) }).collect(),
+            fc1: c.iter().map(|&c| LinearSpec { act: 1, ln: 1, out_f16: 1, ..LinearSpec::plain(c, m * c) }).collect(),
+            fc2: c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, ..LinearSpec::plain(m * c, c) }).collect(),
             merge: (1..lv).map(|l| LinearSpec { mode: b::MODE_MERGE, ..LinearSpec::plain(4 * c[l - 1], c[l]) }).collect(),
             expand: (1..lv).map(|l| LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..LinearSpec::plain(c[l], 4 * c[l - 1]) }).collect(),
         }
@@ -227,7 +231,6 @@ impl Model {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
-            p.build(&Variant::new("layernorm", &[c as u32]))?;
             p.build(&Variant::new("attention", &[c as u32]))?;
         }
         for l in layers.all() {
@@ -256,7 +259,7 @@ impl Model {
 /// Whether the cooperative-matrix tile of a layer fits the device's shared memory (inputs as
 /// f16 plus the f32 result tile, with 1 KiB to spare).
 pub fn coop_fits(shared: &DeviceShared, l: &LinearSpec) -> bool {
-    let need = b::COOP_ROWS * l.inp * 2 + b::COOP_ROWS * b::COOP_COLS * 4 + 1024;
+    let need = b::COOP_ROWS * l.inp * 2 + b::COOP_ROWS * b::COOP_COLS * 4 + b::COOP_ROWS * 8 + 1024;
     need <= shared.caps.shared_memory && l.inp % 16 == 0
 }
 

@@ -59,7 +59,7 @@ pub struct Step {
     pub groups: (u32, u32, u32),
     /// Attention steps: the block's layer index (its shift depends on the frame's phase).
     pub shift_layer: Option<usize>,
-    /// A timestamp follows this step when profiling; its label.
+    /// Its label in the per-dispatch profile (a timestamp follows each step when profiling).
     pub profile_label: Option<String>,
 }
 
@@ -69,7 +69,6 @@ pub struct NetBuffers {
     pub head: u64,
     /// Activations per level (level l also holds the skip of the encoder).
     pub x: Vec<u64>,
-    pub ln: u64,
     pub qkv: u64,
     pub attn: u64,
     pub hidden: u64,
@@ -84,19 +83,19 @@ pub struct PlanBuilder<'a> {
 }
 
 impl PlanBuilder<'_> {
-    fn push_step(&mut self, v: &Variant, push: Push, groups: (u32, u32, u32)) {
+    fn push_step(&mut self, v: &Variant, push: Push, groups: (u32, u32, u32), label: String) {
         let pipeline = self.model.pipelines.get(v);
-        self.steps.push(Step { pipeline, push, groups, shift_layer: None, profile_label: None });
+        self.steps.push(Step { pipeline, push, groups, shift_layer: None, profile_label: Some(label) });
     }
 
-    fn label_last(&mut self, label: String) {
-        if let Some(s) = self.steps.last_mut() {
-            s.profile_label = Some(label);
-        }
-    }
-
-    fn linear(&mut self, l: &LinearSpec, x: u64, y: u64, prefix: &str, tokens: usize, width: usize, aux: [u64; 3]) {
+    /// A linear layer; `norm`: the LayerNorm (tensor prefix) its input rows go through first.
+    fn linear(&mut self, l: &LinearSpec, x: u64, y: u64, prefix: &str, tokens: usize, width: usize, aux: [u64; 3], norm: Option<&str>) {
         let m = self.model;
+        assert_eq!(norm.is_some(), l.ln == 1, "{prefix}: LayerNorm flag and tensors disagree");
+        let (g, be) = match norm {
+            Some(n) => (m.tensor(&format!("{n}.weight")), m.tensor(&format!("{n}.bias"))),
+            None => (0, 0),
+        };
         let push = Push::new()
             .u64(x)
             .u64(y)
@@ -105,19 +104,12 @@ impl PlanBuilder<'_> {
             .u64(aux[0])
             .u64(aux[1])
             .u64(aux[2])
+            .u64(g)
+            .u64(be)
             .u32(tokens as u32)
             .u32(width as u32);
         let (variant, groups) = m.linear_dispatch(l, tokens);
-        self.push_step(&variant, push, groups);
-    }
-
-    fn layernorm(&mut self, level: usize, x: u64, y: u64, prefix: &str) {
-        let m = self.model;
-        let c = m.config.channels[level];
-        let (w, h) = self.dims[level];
-        let t = w * h;
-        let push = Push::new().u64(x).u64(y).u64(m.tensor(&format!("{prefix}.weight"))).u64(m.tensor(&format!("{prefix}.bias"))).u32(t as u32);
-        self.push_step(&Variant::new("layernorm", &[c as u32]), push, ((t as u32).div_ceil(b::WG_TOKENS), 1, 1));
+        self.push_step(&variant, push, groups, prefix.to_string());
     }
 
     fn block(&mut self, bs: &BlockSpec) {
@@ -128,19 +120,16 @@ impl PlanBuilder<'_> {
         let (w, h) = self.dims[level];
         let t = w * h;
         let x = self.bufs.x[level];
-        let (ln, qkv, attn, hidden) = (self.bufs.ln, self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
+        let (qkv, attn, hidden) = (self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
         let none = [0u64; 3];
-        self.layernorm(level, x, ln, &format!("{name}.norm1"));
-        self.linear(&ly.qkv[level], ln, qkv, &format!("{name}.qkv"), t, w, none);
+        self.linear(&ly.qkv[level], x, qkv, &format!("{name}.qkv"), t, w, none, Some(&format!("{name}.norm1")));
         let push = Push::new().u64(qkv).u64(attn).u64(m.tensor(&format!("{name}.rpb"))).u32(w as u32).u32(h as u32).u32(0).u32(0);
         let windows = (t / b::WINDOW_TOKENS as usize) as u32;
-        self.push_step(&Variant::new("attention", &[c as u32]), push, (windows, (c / HEAD_DIM) as u32, 1));
+        self.push_step(&Variant::new("attention", &[c as u32]), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"));
         self.steps.last_mut().unwrap().shift_layer = Some(bs.layer);
-        self.linear(&ly.proj[level], attn, x, &format!("{name}.proj"), t, w, none);
-        self.layernorm(level, x, ln, &format!("{name}.norm2"));
-        self.linear(&ly.fc1[level], ln, hidden, &format!("{name}.fc1"), t, w, none);
-        self.linear(&ly.fc2[level], hidden, x, &format!("{name}.fc2"), t, w, none);
-        self.label_last(name.to_string());
+        self.linear(&ly.proj[level], attn, x, &format!("{name}.proj"), t, w, none, None);
+        self.linear(&ly.fc1[level], x, hidden, &format!("{name}.fc1"), t, w, none, Some(&format!("{name}.norm2")));
+        self.linear(&ly.fc2[level], hidden, x, &format!("{name}.fc2"), t, w, none, None);
     }
 
     /// The whole network in execution order (docs/NETWORK.md §4).
@@ -150,8 +139,7 @@ impl PlanBuilder<'_> {
         let deep = cfg.levels() - 1;
         let none = [0u64; 3];
         let (w0, h0) = self.dims[0];
-        self.linear(&m.layers.embed, self.bufs.tokens, self.bufs.x[0], "embed", w0 * h0, w0, none);
-        self.label_last("embed".into());
+        self.linear(&m.layers.embed, self.bufs.tokens, self.bufs.x[0], "embed", w0 * h0, w0, none, None);
         let blocks = cfg.blocks();
         let run = |s: &mut Self, prefix: &str| {
             for bs in blocks.iter().filter(|bs| bs.name.split('.').next() == Some(prefix)) {
@@ -162,21 +150,18 @@ impl PlanBuilder<'_> {
             run(&mut self, &format!("enc{lvl}"));
             let (w1, h1) = self.dims[lvl + 1];
             let (xa, xb) = (self.bufs.x[lvl], self.bufs.x[lvl + 1]);
-            self.linear(&m.layers.merge[lvl], xa, xb, &format!("merge{}", lvl + 1), w1 * h1, w1, none);
-            self.label_last(format!("merge{}", lvl + 1));
+            self.linear(&m.layers.merge[lvl], xa, xb, &format!("merge{}", lvl + 1), w1 * h1, w1, none, None);
         }
         run(&mut self, "mid");
         for lvl in (0..deep).rev() {
             let (w1, h1) = self.dims[lvl + 1];
             let (xa, xb) = (self.bufs.x[lvl + 1], self.bufs.x[lvl]);
-            self.linear(&m.layers.expand[lvl], xa, xb, &format!("expand{}", lvl + 1), w1 * h1, w1, none);
-            self.label_last(format!("expand{}", lvl + 1));
+            self.linear(&m.layers.expand[lvl], xa, xb, &format!("expand{}", lvl + 1), w1 * h1, w1, none, None);
             run(&mut self, &format!("dec{lvl}"));
         }
-        let (x0, ln, head, tokens) = (self.bufs.x[0], self.bufs.ln, self.bufs.head, self.bufs.tokens);
-        self.layernorm(0, x0, ln, "head_norm");
+        let (x0, head, tokens) = (self.bufs.x[0], self.bufs.head, self.bufs.tokens);
         let aux = if cfg.pixel_head { [tokens, m.tensor("pixel_head.weight"), m.tensor("pixel_head.bias")] } else { none };
-        self.linear(&m.layers.head, ln, head, "head", w0 * h0, w0, aux);
+        self.linear(&m.layers.head, x0, head, "head", w0 * h0, w0, aux, Some("head_norm"));
         self.steps
     }
 }

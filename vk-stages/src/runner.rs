@@ -228,8 +228,7 @@ impl Runner {
         let tokens = if self.read.tokens { f16s(lay.tokens, tb as usize / 2) } else { Vec::new() };
         let head = if self.read.head { f16s(lay.head, hb as usize / 2) } else { Vec::new() };
         if self.read.history {
-            let h = f16s(lay.history, ow * oh * 8);
-            self.last_history = h.chunks_exact(8).flat_map(|p| [p[0], p[1], p[2]]).collect();
+            self.last_history = f16s(lay.history, ow * oh * 8);
         }
         let p = &rb[lay.params as usize..];
         let exposure = f32::from_le_bytes(p[OFFSET_EXPOSURE..OFFSET_EXPOSURE + 4].try_into().unwrap());
@@ -269,8 +268,13 @@ impl Runner {
 
     /// History colour (tonemapped RGB, f16 values) written by the last frame, when
     /// `read.history` was on.
-    pub fn history_rgb(&self) -> &[f32] {
-        &self.last_history
+    pub fn history_rgb(&self) -> Vec<f32> {
+        self.history_channels(&[0, 1, 2])
+    }
+
+    /// Channels of the last frame's history record (0-2 colour, 3 nearness, 4-5 memory).
+    pub fn history_channels(&self, ch: &[usize]) -> Vec<f32> {
+        self.last_history.chunks_exact(8).flat_map(|p| ch.iter().map(|&c| p[c]).collect::<Vec<_>>()).collect()
     }
 
     pub fn device(&self) -> &DeviceShared {
