@@ -111,18 +111,69 @@ enum Cmd {
         #[arg(long, requires = "picture")]
         crops_only: bool,
     },
-    /// Per-stage timing of a backend on a generated scene.
+    /// Per-stage timing of one or more backends on the same generated frames (GPU: timestamps,
+    /// median and p99; CPU: wall time).
     Bench {
-        #[arg(long, value_enum, default_value = "auto")]
-        network: NetworkChoice,
+        /// Comma list of backends: cpu,vulkan,none,auto.
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
+        network: Vec<NetworkChoice>,
         #[arg(long)]
         model: Option<PathBuf>,
         #[arg(long, default_value = "640x360", value_parser = parse_size)]
         size: (usize, usize),
         #[arg(long, default_value_t = 2.0)]
         ratio: f32,
-        #[arg(long, default_value_t = 8)]
+        /// Timed frames of a GPU backend.
+        #[arg(long, default_value_t = 200)]
         frames: usize,
+        /// Timed frames of a CPU backend.
+        #[arg(long, default_value_t = 4)]
+        cpu_frames: usize,
+        /// Untimed frames first (GPU backends; the CPU ones warm up with at most one).
+        #[arg(long, default_value_t = 20)]
+        warmup: usize,
+        /// Also write the figures here as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Every backend present against the CPU reference: golden cases, and a generated sequence
+    /// with a reset, a render-size change and NaN/Inf inputs. Fails below the thresholds.
+    Check {
+        /// Comma list of backends to check (default: every one present but the CPU itself).
+        #[arg(long, value_enum, value_delimiter = ',')]
+        network: Vec<NetworkChoice>,
+        /// Model of the generated sequence and of golden cases that name none.
+        #[arg(long)]
+        model: Option<PathBuf>,
+        /// Folder of golden cases (default: $TESSEL_GOLDEN_DIR, else model/tests/golden here or
+        /// beside the executable).
+        #[arg(long)]
+        golden: Option<PathBuf>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Many frames through one backend: host RSS after frame 100 and at the end must not grow
+    /// past a bound; outputs must stay finite.
+    Soak {
+        #[arg(long, value_enum, default_value = "auto")]
+        network: NetworkChoice,
+        #[arg(long)]
+        model: Option<PathBuf>,
+        #[arg(long, default_value = "64x36", value_parser = parse_size)]
+        size: (usize, usize),
+        #[arg(long, default_value_t = 2.0)]
+        ratio: f32,
+        #[arg(long, default_value_t = 10000)]
+        frames: usize,
+        /// Largest RSS growth (KiB) from frame 100 to the end that passes (a driver's allocator
+        /// may settle late: lavapipe's grows up to about 6 MiB over the first 2,000 frames).
+        #[arg(long, default_value_t = 8192)]
+        max_growth_kib: u64,
+        /// Largest RSS growth (KiB) over the second half of the run that passes (a leak).
+        #[arg(long, default_value_t = 1024)]
+        max_late_growth_kib: u64,
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
     /// The model package, its network and its cost at common output sizes.
     Info {
@@ -159,7 +210,7 @@ fn run() -> Result<()> {
         }
         Cmd::Replay { frames, network, model, out, png, exr } => {
             let r = cli::replay::replay(&frames, &out, &cli::replay::ReplayOptions { network, model, png, exr, quiet: false })?;
-            say!("{} frames -> {}; mean {:.1} ms/frame", r.frames.len(), out.display(), r.mean_frame_ms);
+            say!("{} frames -> {}; mean {:.1} ms/frame ({:.1} ms wall)", r.frames.len(), out.display(), r.mean_frame_ms, r.mean_wall_ms);
             if let Some(p) = r.mean_psnr_from_8 {
                 say!("mean PSNR frames 8..: {p:.3} dB");
             }
@@ -182,7 +233,13 @@ fn run() -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Bench { network, model, size, ratio, frames } => cli::bench::bench(&cli::bench::BenchOptions { network, model, output: size, ratio, frames }),
+        Cmd::Bench { network, model, size, ratio, frames, cpu_frames, warmup, json } => {
+            cli::bench::bench(&cli::bench::BenchOptions { networks: network, model, output: size, ratio, frames, cpu_frames, warmup, json }).map(drop)
+        }
+        Cmd::Check { network, model, golden, json } => cli::check::check(&cli::check::CheckOptions { networks: network, model, golden, json }).map(drop),
+        Cmd::Soak { network, model, size, ratio, frames, max_growth_kib, max_late_growth_kib, json } => {
+            cli::soak::soak(&cli::soak::SoakOptions { network, model, output: size, ratio, frames, max_growth_kib, max_late_growth_kib, json }).map(drop)
+        }
         Cmd::Info { model } => cli::info::info(model.as_deref()),
         Cmd::InitModel { seed, out } => {
             let pkg = tessel_model::package::ModelPackage::untrained(Default::default(), seed);

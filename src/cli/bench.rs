@@ -1,39 +1,197 @@
-//! `tessel bench`: per-stage time of a backend on a generated scene, medians after warm-up.
+//! `tessel bench`: per-stage time of one or more backends on the same generated frames. GPU
+//! backends: GPU timestamps, median and p99 after a warm-up; the CPU ones: wall time.
 
 use std::path::PathBuf;
+use std::time::Instant;
 
-use anyhow::Result;
-use tessel_model::pipeline::Upscaler;
+use anyhow::{ensure, Context, Result};
+use serde::Serialize;
+use tessel_model::frame::FrameData;
 use tessel_model::sequence::Settings;
 
-use crate::cli::common::{median, select_network, NetworkChoice};
+use crate::cli::backend::{open_backend, Backend};
+use crate::cli::common::{find_model, median, progress, NetworkChoice, Spread};
 use crate::scene::{Scene, SceneKind, SceneSpec};
 
+/// Distinct generated frames the runs cycle through.
+const INPUT_FRAMES: usize = 4;
+
 pub struct BenchOptions {
-    pub network: NetworkChoice,
+    pub networks: Vec<NetworkChoice>,
     pub model: Option<PathBuf>,
     pub output: (usize, usize),
     pub ratio: f32,
+    /// Timed frames of a GPU backend, after `warmup`.
     pub frames: usize,
+    /// Timed frames of a CPU backend, after one warm-up frame.
+    pub cpu_frames: usize,
+    pub warmup: usize,
+    pub json: Option<PathBuf>,
 }
 
-pub fn bench(o: &BenchOptions) -> Result<()> {
-    let sel = select_network(o.network, o.model.as_deref())?;
-    eprintln!("tessel: {}", sel.label);
-    let spec = SceneSpec { kind: SceneKind::Mixed, seed: 1, ratio: o.ratio, frames: o.frames, output: o.output, spp: 16, reset_at: None };
-    let scene = Scene::new(spec.clone());
-    let frames: Vec<_> = (0..o.frames.min(4)).map(|t| scene.frame(t)).collect();
-    let mut up = Upscaler::new(sel.source, Settings::default(), o.output);
-    let mut times = Vec::new();
-    for t in 0..o.frames + 1 {
-        let ev = up.evaluate(&frames[t % frames.len()]);
-        if t > 0 {
-            times.push(ev.times);
+#[derive(Serialize)]
+pub struct BackendBench {
+    pub backend: String,
+    pub label: String,
+    /// "gpu timestamps" or "cpu wall time": what the stage and frame times are.
+    pub timing: &'static str,
+    pub warmup: usize,
+    pub frames: usize,
+    pub frame_ms: Spread,
+    pub prepare_ms: Spread,
+    pub input_ms: Spread,
+    pub network_ms: Spread,
+    pub reconstruct_ms: Spread,
+    /// Host wall time per frame: upload, submit, wait, read back (GPU) or the whole evaluation.
+    pub wall_ms: Spread,
+    /// Network FLOPs per frame / median network time (None without a network).
+    pub network_tflops: Option<f64>,
+    /// Per-layer median GPU milliseconds (TESSEL_PROFILE=1).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<(String, f64)>,
+}
+
+#[derive(Serialize)]
+pub struct BenchReport {
+    pub output: [usize; 2],
+    pub render: [usize; 2],
+    pub ratio: f32,
+    pub model: Option<String>,
+    /// FLOPs of the network stage per frame: NetworkConfig::flops().total() minus the input part
+    /// (the pixel embed runs in the input stage).
+    pub network_flops: Option<u64>,
+    pub backends: Vec<BackendBench>,
+}
+
+/// One timed frame.
+struct Sample {
+    frame: f64,
+    stages: [f64; 4],
+    wall: f64,
+    layers: Vec<(String, f64)>,
+}
+
+pub fn bench(o: &BenchOptions) -> Result<BenchReport> {
+    ensure!(o.ratio >= 1.0 && o.ratio <= 4.0, "--ratio {}: must lie in 1..=4", o.ratio);
+    ensure!(o.frames >= 1 && o.cpu_frames >= 1, "--frames and --cpu-frames must be at least 1");
+    ensure!(!o.networks.is_empty(), "--network: name at least one backend");
+    let pkg = find_model(o.model.as_deref())?;
+    let spec = SceneSpec { kind: SceneKind::Mixed, seed: 1, ratio: o.ratio, frames: INPUT_FRAMES, output: o.output, spp: 16, reset_at: None };
+    let render = spec.render_size();
+    let scene = Scene::new(spec);
+    let inputs: Vec<FrameData> = (0..INPUT_FRAMES).map(|t| scene.inputs(t)).collect();
+    let network_flops = pkg.as_ref().map(|p| {
+        let f = p.config.flops(o.output.0, o.output.1);
+        (f.total() - f.input) as u64
+    });
+    let mut backends = Vec::new();
+    for &choice in &o.networks {
+        let mut b = open_backend(choice, pkg.as_ref(), &Settings::default(), render, o.output)?;
+        eprintln!("tessel: {}", b.label());
+        backends.push(run_one(b.as_mut(), &inputs, o, network_flops)?);
+    }
+    let report = BenchReport {
+        output: [o.output.0, o.output.1],
+        render: [render.0, render.1],
+        ratio: o.ratio,
+        model: pkg.as_ref().map(|p| p.name.clone()),
+        network_flops,
+        backends,
+    };
+    print_report(&report);
+    if let Some(p) = &o.json {
+        tessel_model::error::write_file_atomic(p, &serde_json::to_vec_pretty(&report)?).with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(report)
+}
+
+fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: Option<u64>) -> Result<BackendBench> {
+    let gpu = b.on_gpu();
+    let (warmup, frames) = if gpu { (o.warmup, o.frames) } else { (o.warmup.min(1), o.cpu_frames) };
+    let pb = progress(warmup + frames, b.name());
+    let mut samples = Vec::with_capacity(frames);
+    for i in 0..warmup + frames {
+        let t0 = Instant::now();
+        let r = b.evaluate(&inputs[i % inputs.len()]).with_context(|| format!("{}: frame {i}", b.name()))?;
+        let wall = t0.elapsed().as_secs_f64() * 1e3;
+        let t = r.eval.times;
+        if i >= warmup {
+            let (frame, layers) = match r.gpu {
+                Some(g) => (g.frame_ms, g.layers),
+                None => (t.total_ms(), Vec::new()),
+            };
+            samples.push(Sample { frame, stages: [t.prepare_ms, t.input_ms, t.network_ms, t.reconstruct_ms], wall, layers });
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    let col = |f: &dyn Fn(&Sample) -> f64| Spread::of(&samples.iter().map(f).collect::<Vec<_>>());
+    let network_ms = col(&|s| s.stages[2]);
+    let network_tflops = flops.filter(|_| b.model().is_some() && network_ms.median > 0.0).map(|f| f as f64 / (network_ms.median * 1e-3) / 1e12);
+    Ok(BackendBench {
+        backend: b.name().to_string(),
+        label: b.label().to_string(),
+        timing: if gpu { "gpu timestamps" } else { "cpu wall time" },
+        warmup,
+        frames,
+        frame_ms: col(&|s| s.frame),
+        prepare_ms: col(&|s| s.stages[0]),
+        input_ms: col(&|s| s.stages[1]),
+        network_ms,
+        reconstruct_ms: col(&|s| s.stages[3]),
+        wall_ms: col(&|s| s.wall),
+        network_tflops,
+        layers: layer_medians(&samples),
+    })
+}
+
+/// Median per layer label, in the order of the first frame.
+fn layer_medians(samples: &[Sample]) -> Vec<(String, f64)> {
+    let Some(first) = samples.first() else { return Vec::new() };
+    (0..first.layers.len())
+        .map(|k| {
+            let v: Vec<f64> = samples.iter().filter_map(|s| s.layers.get(k).map(|l| l.1)).collect();
+            (first.layers[k].0.clone(), median(&v))
+        })
+        .collect()
+}
+
+fn print_report(r: &BenchReport) {
+    let flops = r.network_flops.map_or("no model".to_string(), |f| format!("network {:.3} GFLOP/frame (all but the input stage)", f as f64 / 1e9));
+    say!(
+        "bench: {}x{} -> {}x{} ({}x), model {}, {flops}",
+        r.render[0],
+        r.render[1],
+        r.output[0],
+        r.output[1],
+        r.ratio,
+        r.model.as_deref().unwrap_or("none")
+    );
+    say!("ms, median / p99 over the timed frames (gpu: GPU timestamps; cpu: wall time)");
+    say!(
+        "{:<8} {:>6} {:>6} {:>17} {:>17} {:>17} {:>17} {:>17} {:>17} {:>8}",
+        "backend", "frames", "timing", "frame", "prepare", "input", "network", "reconstruct", "wall", "TFLOP/s"
+    );
+    let mp = |s: &Spread| format!("{:>8.3}/{:<8.3}", s.median, s.p99);
+    for b in &r.backends {
+        say!(
+            "{:<8} {:>6} {:>6} {:>17} {:>17} {:>17} {:>17} {:>17} {:>17} {:>8}",
+            b.backend,
+            b.frames,
+            if b.timing.starts_with("gpu") { "gpu" } else { "cpu" },
+            mp(&b.frame_ms),
+            mp(&b.prepare_ms),
+            mp(&b.input_ms),
+            mp(&b.network_ms),
+            mp(&b.reconstruct_ms),
+            mp(&b.wall_ms),
+            b.network_tflops.map_or("-".to_string(), |t| format!("{t:.4}"))
+        );
+    }
+    for b in r.backends.iter().filter(|b| !b.layers.is_empty()) {
+        say!("{}: per-layer median GPU ms (TESSEL_PROFILE=1)", b.backend);
+        for (name, ms) in &b.layers {
+            say!("  {name:<40} {ms:>9.4}");
         }
     }
-    let col = |f: fn(&tessel_model::pipeline::StageTimes) -> f64| median(&times.iter().map(f).collect::<Vec<_>>());
-    let (rw, rh) = spec.render_size();
-    say!("bench: {rw}x{rh} -> {}x{}, {} frames after 1 warm-up (CPU wall time, median ms)", o.output.0, o.output.1, o.frames);
-    say!("  prepare {:>9.2}\n  input   {:>9.2}\n  network {:>9.2}\n  recon   {:>9.2}\n  frame   {:>9.2}", col(|t| t.prepare_ms), col(|t| t.input_ms), col(|t| t.network_ms), col(|t| t.reconstruct_ms), col(|t| t.total_ms()));
-    Ok(())
 }

@@ -1,22 +1,19 @@
-//! What the subcommands share: finding the model package, choosing the network backend, progress
-//! bars, size parsing.
+//! What the subcommands share: finding the model package, the `--network` choices, progress
+//! bars, statistics, size parsing.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use tessel_model::head::FixedHead;
-use tessel_model::network::Network;
 use tessel_model::package::ModelPackage;
-use tessel_model::pipeline::HeadSource;
 
 /// The shipped model's folder name under models/.
 pub const SHIPPED_MODEL: &str = "tessel-v6";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum NetworkChoice {
-    /// The best backend present (today: the CPU reference).
+    /// The best backend present: Vulkan when a device opens and the model loads on it, else the
+    /// CPU reference.
     Auto,
     /// The f32 CPU reference network.
     Cpu,
@@ -68,59 +65,6 @@ pub fn find_model(explicit: Option<&Path>) -> Result<Option<ModelPackage>> {
     Ok(None)
 }
 
-/// A chosen network backend, with the line that says what was chosen and why.
-pub struct Selected {
-    pub source: HeadSource,
-    pub label: String,
-    pub model_name: Option<String>,
-}
-
-/// Resolves `--network` (and `--model`) into a head source. Backends not built yet are refused
-/// with a clear message; `auto` says once what it picked and why.
-pub fn select_network(choice: NetworkChoice, model: Option<&Path>) -> Result<Selected> {
-    let pending = |what: &str, folder: &str| {
-        anyhow::anyhow!(
-            "the {what} network backend is not part of this build yet ({folder} is planned); use --network cpu or --network none"
-        )
-    };
-    match choice {
-        NetworkChoice::Vulkan => Err(pending("Vulkan", "vk-stages/")),
-        NetworkChoice::Hip => Err(pending("HIP", "hip-net/")),
-        NetworkChoice::None => {
-            let pkg = find_model(model)?;
-            let (fixed, from) = match &pkg {
-                Some(p) => (p.baseline, format!("baseline values of model '{}'", p.name)),
-                None => (FixedHead::default(), "default baseline values".to_string()),
-            };
-            Ok(Selected {
-                source: HeadSource::Fixed(fixed),
-                label: format!(
-                    "network: none (TAAU baseline: blend {:.3}, sigma {:.3}, clamp {:.3}; {from})",
-                    fixed.blend, fixed.sigma, fixed.clamp
-                ),
-                model_name: None,
-            })
-        }
-        NetworkChoice::Cpu | NetworkChoice::Auto => {
-            let pkg = find_model(model)?.ok_or_else(|| {
-                let looked: Vec<String> = model_candidates().iter().map(|p| p.display().to_string()).collect();
-                anyhow::anyhow!(
-                    "no model package found (looked in: {}). Pass --model DIR, or make an untrained test package with `tessel init-model --out DIR`",
-                    looked.join(", ")
-                )
-            })?;
-            let why = if choice == NetworkChoice::Auto { "auto -> cpu (the Vulkan and HIP backends are not built yet); " } else { "" };
-            let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
-            let label = format!(
-                "network: {why}cpu reference f32, {} threads; model '{}'{trained}",
-                rayon::current_num_threads(),
-                pkg.name
-            );
-            Ok(Selected { model_name: Some(pkg.name.clone()), source: HeadSource::Network(Arc::new(Network::from_package(&pkg))), label })
-        }
-    }
-}
-
 pub fn progress(len: usize, what: &str) -> ProgressBar {
     let pb = ProgressBar::new(len as u64);
     pb.set_style(
@@ -147,4 +91,33 @@ pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     s[s.len() / 2]
+}
+
+/// The q-quantile (0..=1) by the nearest-rank method: `quantile(v, 0.99)` is the p99.
+pub fn quantile(v: &[f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let rank = (q * s.len() as f64).ceil() as usize;
+    s[rank.clamp(1, s.len()) - 1]
+}
+
+/// Median and 99th percentile of a series, milliseconds.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct Spread {
+    pub median: f64,
+    pub p99: f64,
+}
+
+impl Spread {
+    pub fn of(v: &[f64]) -> Spread {
+        Spread { median: median(v), p99: quantile(v, 0.99) }
+    }
+}
+
+/// Largest render size over a sequence's frames (the Vulkan engine's capacity).
+pub fn largest_render(seq: &tessel_model::sequence::Sequence) -> (usize, usize) {
+    seq.json.frames.iter().fold((1, 1), |a, f| (a.0.max(f.render[0]), a.1.max(f.render[1])))
 }

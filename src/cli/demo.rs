@@ -25,7 +25,6 @@ pub fn demo(o: &DemoOptions) -> Result<()> {
     let spec = SceneSpec { kind: SceneKind::Mixed, seed: 2026, ratio: o.ratio, frames: o.frames, output: o.output, spp: 16, reset_at: Some(o.frames / 2) };
     let (rw, rh) = spec.render_size();
     say!("tessel demo: built-in scene 'mixed' seed 2026, {rw}x{rh} -> {}x{} ({}x), {} frames", o.output.0, o.output.1, o.ratio, o.frames);
-    say!("device: CPU reference (f32, {} threads); Vulkan and HIP network backends are not built yet", rayon::current_num_threads());
     let scene_dir = o.out.join("scene");
     let frames_json = write_scene(&spec, &scene_dir, 16, false)?;
 
@@ -38,7 +37,9 @@ pub fn demo(o: &DemoOptions) -> Result<()> {
     match &model {
         Some(m) if m.trained => {
             let net = o.out.join("tessel");
-            replay(&frames_json, &net, &opts(NetworkChoice::Cpu))?;
+            // The best device present (Vulkan, lavapipe included, else the CPU reference).
+            let r = replay(&frames_json, &net, &opts(NetworkChoice::Auto))?;
+            say!("{} ({:.1} ms/frame wall)", r.network, r.mean_wall_ms);
             dirs.push(net);
         }
         Some(m) => say!("model '{}' is UNTRAINED (test weights): showing the TAAU baseline only", m.name),

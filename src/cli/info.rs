@@ -7,9 +7,24 @@ use tessel_model::config::{TokenGrid, HEAD_CHANNELS, PIXEL_FEATURES};
 
 use crate::cli::common::{find_model, model_candidates};
 
+/// One line per Vulkan device, or why there is none.
+fn vulkan_lines() {
+    match vk_stages::device::list_devices() {
+        Err(e) => say!("vulkan: not available ({e})"),
+        Ok(list) if list.is_empty() => say!("vulkan: not available (the loader lists no devices; lavapipe: mesa-vulkan-drivers)"),
+        Ok(list) => {
+            for (i, c) in list.iter().enumerate() {
+                let usable = c.missing().map_or_else(|| "usable".to_string(), |m| format!("not usable: lacks {m}"));
+                say!("vulkan device {i}: {} [{usable}]", c.summary());
+            }
+        }
+    }
+}
+
 pub fn info(model: Option<&Path>) -> Result<()> {
     say!("tessel {}", env!("CARGO_PKG_VERSION"));
-    say!("backends: cpu reference (f32, {} threads) | vulkan: not built yet | hip: not built yet", rayon::current_num_threads());
+    say!("backends: cpu reference (f32, {} threads) | vulkan: see below | hip: not part of this build yet", rayon::current_num_threads());
+    vulkan_lines();
     let Some(pkg) = find_model(model)? else {
         say!("model: none found (looked in {})", model_candidates().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
         return Ok(());

@@ -6,10 +6,11 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use tessel_model::imageio::{write_exr, write_png};
 use tessel_model::metrics::{psnr_tm, tonemapped_rgb};
-use tessel_model::pipeline::{StageTimes, Upscaler};
+use tessel_model::pipeline::StageTimes;
 use tessel_model::sequence::{decode_floats, encode_floats, Sequence};
 
-use crate::cli::common::{mean, progress, select_network, NetworkChoice};
+use crate::cli::backend::open_backend;
+use crate::cli::common::{find_model, largest_render, mean, progress, NetworkChoice};
 
 #[derive(Clone, Debug)]
 pub struct ReplayOptions {
@@ -28,8 +29,14 @@ pub struct FrameReport {
     pub reset: bool,
     pub exposure: f32,
     pub sanitized: usize,
+    /// Per stage: GPU timestamps on a GPU backend, wall time on the CPU.
     pub times: StageTimes,
     pub total_ms: f64,
+    /// The whole frame on the GPU (timestamps), on a GPU backend.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_frame_ms: Option<f64>,
+    /// Host wall time of the frame: upload, run, wait, read back.
+    pub wall_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub psnr: Option<f64>,
 }
@@ -44,7 +51,10 @@ pub struct ReplayReport {
     pub frames: Vec<FrameReport>,
     /// Mean PSNR over frames 8.. (tonemapped, dB), when references exist.
     pub mean_psnr_from_8: Option<f64>,
+    /// Mean of the per-stage sum (GPU time on a GPU backend).
     pub mean_frame_ms: f64,
+    /// Mean host wall time per frame.
+    pub mean_wall_ms: f64,
 }
 
 /// Name of the output file of frame `i`.
@@ -54,13 +64,13 @@ pub fn output_name(i: usize) -> String {
 
 pub fn replay(frames_json: &Path, out: &Path, opt: &ReplayOptions) -> Result<ReplayReport> {
     let seq = Sequence::open(frames_json)?;
-    let sel = select_network(opt.network, opt.model.as_deref())?;
+    let (ow, oh) = seq.output();
+    let pkg = find_model(opt.model.as_deref())?;
+    let mut backend = open_backend(opt.network, pkg.as_ref(), seq.settings(), largest_render(&seq), (ow, oh))?;
     if !opt.quiet {
-        eprintln!("tessel: {}", sel.label);
+        eprintln!("tessel: {}", backend.label());
     }
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let (ow, oh) = seq.output();
-    let mut up = Upscaler::new(sel.source, seq.settings().clone(), (ow, oh));
     let pb = progress(seq.len(), "replay");
     if opt.quiet {
         pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -68,7 +78,10 @@ pub fn replay(frames_json: &Path, out: &Path, opt: &ReplayOptions) -> Result<Rep
     let mut frames = Vec::new();
     for i in 0..seq.len() {
         let f = seq.load_frame(i)?;
-        let ev = up.evaluate(&f);
+        let t0 = std::time::Instant::now();
+        let r = backend.evaluate(&f).with_context(|| format!("{}: frame {i}", frames_json.display()))?;
+        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let ev = r.eval;
         let name = output_name(i);
         let stored = encode_floats(&ev.output, seq.json.bits);
         tessel_model::error::write_file_atomic(&out.join(&name), &stored)?;
@@ -94,6 +107,8 @@ pub fn replay(frames_json: &Path, out: &Path, opt: &ReplayOptions) -> Result<Rep
             sanitized: ev.sanitized,
             total_ms: ev.times.total_ms(),
             times: ev.times,
+            gpu_frame_ms: r.gpu.map(|g| g.frame_ms),
+            wall_ms,
             psnr,
         });
         pb.inc(1);
@@ -102,12 +117,13 @@ pub fn replay(frames_json: &Path, out: &Path, opt: &ReplayOptions) -> Result<Rep
     let tail: Vec<f64> = frames.iter().skip(8).filter_map(|f| f.psnr).collect();
     let report = ReplayReport {
         sequence: frames_json.display().to_string(),
-        network: sel.label,
-        model: sel.model_name,
+        network: backend.label().to_string(),
+        model: backend.model().map(String::from),
         output: [ow, oh],
         bits: seq.json.bits,
         mean_psnr_from_8: if tail.is_empty() { None } else { Some(mean(&tail)) },
         mean_frame_ms: mean(&frames.iter().map(|f| f.total_ms).collect::<Vec<_>>()),
+        mean_wall_ms: mean(&frames.iter().map(|f| f.wall_ms).collect::<Vec<_>>()),
         frames,
     };
     tessel_model::error::write_file_atomic(&out.join("report.json"), &serde_json::to_vec_pretty(&report)?)?;

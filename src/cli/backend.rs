@@ -1,0 +1,168 @@
+//! The one interface the subcommands drive every network backend through (replay, check, bench,
+//! soak, demo never branch per backend), and `open_backend`, which resolves `--network`.
+
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+use tessel_model::frame::FrameData;
+use tessel_model::head::FixedHead;
+use tessel_model::network::Network;
+use tessel_model::package::ModelPackage;
+use tessel_model::pipeline::{Evaluation, HeadSource, Upscaler};
+use tessel_model::sequence::Settings;
+use vk_stages::runner::GpuTimes;
+
+use crate::cli::common::{model_candidates, NetworkChoice};
+use crate::cli::vulkan::{open_vulkan, vulkan_device};
+
+/// Which buffers a backend hands back besides the output.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Extras {
+    /// Token and head buffers (Evaluation.tokens / .head).
+    pub tokens_head: bool,
+    /// History colour after the frame (tonemapped RGB).
+    pub history: bool,
+}
+
+/// One evaluated frame.
+pub struct FrameResult {
+    /// Output, times (GPU timestamps on a GPU backend, wall time on the CPU), exposure, sanitised
+    /// count, tokens/head when asked, phase.
+    pub eval: Evaluation,
+    /// The GPU's timestamps (whole frame, stages, layers when TESSEL_PROFILE=1); None on the CPU.
+    pub gpu: Option<GpuTimes>,
+    /// History colour (tonemapped RGB, 3 values per output pixel) when `Extras::history`.
+    pub history: Option<Vec<f32>>,
+}
+
+pub trait Backend {
+    /// Short name: "cpu", "none", "vulkan".
+    fn name(&self) -> &'static str;
+    /// The start-up line: what runs, where, and (for auto) why.
+    fn label(&self) -> &str;
+    /// The model package's name (None for the fixed-head baseline).
+    fn model(&self) -> Option<&str>;
+    /// True when `evaluate` reports GPU timestamps.
+    fn on_gpu(&self) -> bool;
+    fn set_extras(&mut self, extras: Extras);
+    /// Runs one frame with this backend's own temporal feedback.
+    fn evaluate(&mut self, f: &FrameData) -> Result<FrameResult>;
+}
+
+/// The CPU reference (network or fixed head), one `Upscaler`.
+pub struct CpuBackend {
+    up: Upscaler,
+    name: &'static str,
+    label: String,
+    model: Option<String>,
+    extras: Extras,
+}
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn label(&self) -> &str {
+        &self.label
+    }
+    fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+    fn on_gpu(&self) -> bool {
+        false
+    }
+    fn set_extras(&mut self, extras: Extras) {
+        self.extras = extras;
+    }
+    fn evaluate(&mut self, f: &FrameData) -> Result<FrameResult> {
+        check_planes(f)?;
+        let eval = self.up.evaluate(f);
+        let history = self.extras.history.then(|| self.up.history.color.data.clone());
+        Ok(FrameResult { eval, gpu: None, history })
+    }
+}
+
+/// The CPU reference would index out of bounds on planes that do not match the render size;
+/// refuse them with a clear error instead (the Vulkan runner checks the same).
+fn check_planes(f: &FrameData) -> Result<()> {
+    let (rw, rh) = f.render;
+    let n = rw * rh;
+    if n == 0 || f.color.len() != n * 4 || f.motion.len() != n * 2 || f.depth.len() != n {
+        bail!(
+            "frame planes have {} colour, {} motion, {} depth values; render size {rw}x{rh} needs {}, {}, {}",
+            f.color.len(),
+            f.motion.len(),
+            f.depth.len(),
+            n * 4,
+            n * 2,
+            n
+        );
+    }
+    Ok(())
+}
+
+/// The fixed-head TAAU baseline: the model's tuned values, or the defaults without a model.
+pub fn open_none(model: Option<&ModelPackage>, settings: &Settings, output: (usize, usize)) -> Box<dyn Backend> {
+    let (fixed, from) = match model {
+        Some(p) => (p.baseline, format!("baseline values of model '{}'", p.name)),
+        None => (FixedHead::default(), "default baseline values".to_string()),
+    };
+    let label = format!("network: none (TAAU baseline: blend {:.3}, sigma {:.3}, clamp {:.3}; {from})", fixed.blend, fixed.sigma, fixed.clamp);
+    let up = Upscaler::new(HeadSource::Fixed(fixed), settings.clone(), output);
+    Box::new(CpuBackend { up, name: "none", label, model: None, extras: Extras::default() })
+}
+
+/// The f32 CPU reference network. `why` prefixes the label (auto's reason).
+pub fn open_cpu(pkg: &ModelPackage, settings: &Settings, output: (usize, usize), why: &str) -> Box<dyn Backend> {
+    let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
+    let label = format!("network: {why}cpu reference f32, {} threads; model '{}'{trained}", rayon::current_num_threads(), pkg.name);
+    let up = Upscaler::new(HeadSource::Network(Arc::new(Network::from_package(pkg))), settings.clone(), output);
+    Box::new(CpuBackend { up, name: "cpu", label, model: Some(pkg.name.clone()), extras: Extras::default() })
+}
+
+fn no_model() -> anyhow::Error {
+    let looked: Vec<String> = model_candidates().iter().map(|p| p.display().to_string()).collect();
+    anyhow::anyhow!(
+        "no model package found (looked in: {}). Pass --model DIR, or make an untrained test package with `tessel init-model --out DIR`",
+        looked.join(", ")
+    )
+}
+
+pub fn hip_refused() -> anyhow::Error {
+    anyhow::anyhow!("the HIP network backend is not part of this build yet (hip-net/ is planned); use --network vulkan or cpu")
+}
+
+/// Opens the backend `choice` for frames up to `capacity` (render size) at `output`. `model` is
+/// the package (None: the fixed-head baseline falls back to default values; the networks need
+/// one). `auto` takes Vulkan when a device opens and the model loads on it, else the CPU, and
+/// its label says which and why.
+pub fn open_backend(
+    choice: NetworkChoice,
+    model: Option<&ModelPackage>,
+    settings: &Settings,
+    capacity: (usize, usize),
+    output: (usize, usize),
+) -> Result<Box<dyn Backend>> {
+    match choice {
+        NetworkChoice::None => Ok(open_none(model, settings, output)),
+        NetworkChoice::Hip => Err(hip_refused()),
+        NetworkChoice::Cpu => Ok(open_cpu(model.ok_or_else(no_model)?, settings, output, "")),
+        NetworkChoice::Vulkan => {
+            let pkg = model.ok_or_else(no_model)?;
+            let shared = vulkan_device().map_err(|e| anyhow::anyhow!("--network vulkan: {e}"))?;
+            open_vulkan(&shared, pkg, settings, capacity, output, "")
+        }
+        NetworkChoice::Auto => {
+            let pkg = model.ok_or_else(no_model)?;
+            let vk = vulkan_device().map_err(anyhow::Error::msg).and_then(|s| open_vulkan(&s, pkg, settings, capacity, output, "auto -> "));
+            match vk {
+                Ok(b) => Ok(b),
+                Err(e) => Ok(open_cpu(pkg, settings, output, &format!("auto -> cpu (no Vulkan: {}); ", one_line(&format!("{e:#}"))))),
+            }
+        }
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,220 @@
+//! `tessel check`: every backend present against the CPU reference, on the golden cases and on a
+//! generated sequence with a reset, a render-size change and poisoned inputs. Prints a row per
+//! frame and a summary, writes JSON when asked, and fails naming each threshold missed.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, ensure, Context, Result};
+use serde::Serialize;
+
+use crate::cli::backend::hip_refused;
+use crate::cli::check_golden::{check_case, golden_cases, GoldenRow};
+use crate::cli::check_sequence::{check_sequence, frames, open_for, SequencePlan, SequenceRow, PLAN};
+use crate::cli::common::{find_model, NetworkChoice};
+use crate::cli::vulkan::vulkan_device;
+
+pub const MIN_TOKENS_DB: f64 = 60.0;
+pub const MIN_HEAD_DB: f64 = 60.0;
+pub const MIN_IMAGE_DB: f64 = 50.0;
+
+pub struct CheckOptions {
+    /// Empty: every backend present except the CPU reference itself.
+    pub networks: Vec<NetworkChoice>,
+    pub model: Option<PathBuf>,
+    pub golden: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+pub struct Thresholds {
+    pub tokens_db: f64,
+    pub head_db: f64,
+    /// Final image, golden cases and every frame of the generated sequence.
+    pub image_db: f64,
+}
+
+#[derive(Serialize)]
+pub struct BackendCheck {
+    pub backend: String,
+    pub label: String,
+    pub golden: Vec<GoldenRow>,
+    pub sequence: Vec<SequenceRow>,
+    pub worst_tokens_db: f64,
+    pub worst_head_db: f64,
+    pub worst_golden_image_db: f64,
+    pub worst_sequence_image_db: f64,
+    pub failures: Vec<String>,
+    pub pass: bool,
+}
+
+#[derive(Serialize)]
+pub struct CheckReport {
+    pub thresholds: Thresholds,
+    pub golden_dir: String,
+    pub sequence: SequencePlan,
+    pub backends: Vec<BackendCheck>,
+    pub skipped: Vec<String>,
+    pub pass: bool,
+}
+
+/// PSNR (dB) of `a` against `reference` with the reference's value range as the peak; 200 when
+/// equal. Errors on different lengths (a backend that wrote the wrong layout).
+pub fn psnr_range(a: &[f32], reference: &[f32]) -> Result<f64> {
+    ensure!(a.len() == reference.len(), "{} values, the CPU reference has {}", a.len(), reference.len());
+    ensure!(!a.is_empty(), "no values were read back");
+    let lo = reference.iter().copied().fold(f32::MAX, f32::min) as f64;
+    let hi = reference.iter().copied().fold(f32::MIN, f32::max) as f64;
+    let mse = a.iter().zip(reference).map(|(x, y)| ((x - y) as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    Ok(if mse == 0.0 { 200.0 } else if mse.is_nan() { f64::NAN } else { 10.0 * ((hi - lo).max(1e-6).powi(2) / mse).log10() })
+}
+
+/// The backends to check, and a line for each one skipped.
+fn chosen(list: &[NetworkChoice]) -> Result<(Vec<NetworkChoice>, Vec<String>)> {
+    let mut run = Vec::new();
+    let mut skipped = Vec::new();
+    if list.is_empty() {
+        match vulkan_device() {
+            Ok(_) => run.push(NetworkChoice::Vulkan),
+            Err(e) => skipped.push(format!("skipped: no Vulkan device ({e})")),
+        }
+        skipped.push("skipped: no HIP runtime (the HIP backend is not part of this build yet)".to_string());
+        return Ok((run, skipped));
+    }
+    for &c in list {
+        match c {
+            NetworkChoice::None => bail!("--network none: the TAAU baseline has no network to check against the CPU reference"),
+            NetworkChoice::Hip => return Err(hip_refused()),
+            c => run.push(c),
+        }
+    }
+    Ok((run, skipped))
+}
+
+pub fn check(o: &CheckOptions) -> Result<CheckReport> {
+    let (run, skipped) = chosen(&o.networks)?;
+    for s in &skipped {
+        say!("{s}");
+    }
+    let (golden_dir, cases) = golden_cases(o.golden.as_deref())?;
+    let pkg = find_model(o.model.as_deref())?.ok_or_else(|| anyhow::anyhow!("no model package found for the generated sequence; pass --model DIR"))?;
+    let seq_frames = frames(&PLAN)?;
+    let mut backends = Vec::new();
+    for &choice in &run {
+        backends.push(check_backend(choice, &cases, o, &pkg, &seq_frames)?);
+    }
+    let report = CheckReport {
+        thresholds: Thresholds { tokens_db: MIN_TOKENS_DB, head_db: MIN_HEAD_DB, image_db: MIN_IMAGE_DB },
+        golden_dir: golden_dir.display().to_string(),
+        sequence: PLAN,
+        pass: backends.iter().all(|b| b.pass),
+        backends,
+        skipped,
+    };
+    print_summary(&report);
+    if let Some(p) = &o.json {
+        tessel_model::error::write_file_atomic(p, &serde_json::to_vec_pretty(&report)?).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if !report.pass {
+        let all: Vec<String> = report.backends.iter().flat_map(|b| b.failures.iter().map(move |f| format!("{}: {f}", b.backend))).collect();
+        bail!("check failed: {}", all.join("; "));
+    }
+    Ok(report)
+}
+
+fn check_backend(
+    choice: NetworkChoice,
+    cases: &[PathBuf],
+    o: &CheckOptions,
+    pkg: &tessel_model::package::ModelPackage,
+    seq_frames: &[tessel_model::frame::FrameData],
+) -> Result<BackendCheck> {
+    // Opened first, for the sequence part, so that the label comes before the rows.
+    let mut be = open_for(choice, pkg, seq_frames, &PLAN)?;
+    let (name, label) = (be.name().to_string(), be.label().to_string());
+    say!("{label}");
+    let mut golden = Vec::new();
+    for case in cases {
+        let rows = check_case(choice, case, o.model.as_deref())?;
+        for r in &rows {
+            say!(
+                "  {} frame {}: tokens {:.1} dB, head {:.1} dB, image {:.1} dB, history {:.1} dB",
+                r.case, r.frame, r.tokens_db, r.head_db, r.image_db, r.history_db
+            );
+        }
+        golden.extend(rows);
+    }
+    let sequence = check_sequence(be.as_mut(), pkg, seq_frames, &PLAN)?;
+    for r in &sequence {
+        let note = [(r.reset, " reset"), (r.poisoned, " poisoned"), (r.frame == PLAN.switch_at, " size change")]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, s)| *s)
+            .collect::<String>();
+        say!(
+            "  generated frame {:>2} {}x{}{note}: image {:.1} dB, sanitized {} (cpu {}){}",
+            r.frame, r.render[0], r.render[1], r.image_db, r.sanitized, r.cpu_sanitized, if r.finite { "" } else { ", NON-FINITE output" }
+        );
+    }
+    Ok(judge(name, label, golden, sequence))
+}
+
+fn worst(v: impl Iterator<Item = f64>) -> f64 {
+    // NaN counts as the worst.
+    v.fold(f64::INFINITY, |a, x| if x.is_nan() || a.is_nan() { f64::NAN } else { a.min(x) })
+}
+
+fn judge(backend: String, label: String, golden: Vec<GoldenRow>, sequence: Vec<SequenceRow>) -> BackendCheck {
+    let mut failures = Vec::new();
+    let below = |v: f64, min: f64| !(v >= min);
+    for r in &golden {
+        for (what, v, min) in [("tokens", r.tokens_db, MIN_TOKENS_DB), ("head", r.head_db, MIN_HEAD_DB), ("image", r.image_db, MIN_IMAGE_DB)] {
+            if below(v, min) {
+                failures.push(format!("golden {} frame {}: {what} {v:.1} dB < {min}", r.case, r.frame));
+            }
+        }
+    }
+    for r in &sequence {
+        if below(r.image_db, MIN_IMAGE_DB) {
+            failures.push(format!("generated frame {}: image {:.1} dB < {MIN_IMAGE_DB}", r.frame, r.image_db));
+        }
+        if !r.finite {
+            failures.push(format!("generated frame {}: non-finite output values", r.frame));
+        }
+        if r.sanitized != r.cpu_sanitized {
+            failures.push(format!("generated frame {}: sanitized {} values, the CPU reference {}", r.frame, r.sanitized, r.cpu_sanitized));
+        }
+    }
+    BackendCheck {
+        backend,
+        label,
+        worst_tokens_db: worst(golden.iter().map(|r| r.tokens_db)),
+        worst_head_db: worst(golden.iter().map(|r| r.head_db)),
+        worst_golden_image_db: worst(golden.iter().map(|r| r.image_db)),
+        worst_sequence_image_db: worst(sequence.iter().map(|r| r.image_db)),
+        pass: failures.is_empty(),
+        failures,
+        golden,
+        sequence,
+    }
+}
+
+fn print_summary(r: &CheckReport) {
+    say!(
+        "summary (worst over frames; thresholds: tokens/head >= {MIN_TOKENS_DB} dB, image >= {MIN_IMAGE_DB} dB, outputs finite, sanitized counts equal)"
+    );
+    say!("{:<8} {:>10} {:>10} {:>13} {:>16} {:>7}", "backend", "tokens dB", "head dB", "golden image", "generated image", "result");
+    for b in &r.backends {
+        say!(
+            "{:<8} {:>10.1} {:>10.1} {:>13.1} {:>16.1} {:>7}",
+            b.backend,
+            b.worst_tokens_db,
+            b.worst_head_db,
+            b.worst_golden_image_db,
+            b.worst_sequence_image_db,
+            if b.pass { "pass" } else { "FAIL" }
+        );
+    }
+    if r.backends.is_empty() {
+        say!("nothing checked: no backend besides the CPU reference is present");
+    }
+}

@@ -1,0 +1,85 @@
+//! The Vulkan backend: one `vk_stages::Runner` behind the `Backend` interface, and the device,
+//! opened once per process and shared by every backend and `tessel info`.
+
+use std::sync::{Arc, OnceLock};
+
+use anyhow::{Context, Result};
+use tessel_model::frame::FrameData;
+use tessel_model::package::ModelPackage;
+use tessel_model::sequence::Settings;
+use vk_stages::model::NetPath;
+use vk_stages::runner::ReadBack;
+use vk_stages::{Caps, DeviceShared, Model, Runner};
+
+use crate::cli::backend::{Backend, Extras, FrameResult};
+
+static DEVICE: OnceLock<Result<Arc<DeviceShared>, String>> = OnceLock::new();
+
+/// The best Vulkan device, opened on first use; the error says why there is none.
+pub fn vulkan_device() -> Result<Arc<DeviceShared>, String> {
+    DEVICE.get_or_init(|| DeviceShared::open().map_err(|e| e.to_string())).clone()
+}
+
+/// What the start-up line says about the device a model runs on: name, f16, subgroup, the
+/// network path (cooperative matrix or scalar, and why), the sync tier.
+pub fn device_line(c: &Caps, path: &NetPath) -> String {
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    let coop = match path {
+        NetPath::CoopMat => "yes (f16 16x16x16)".to_string(),
+        NetPath::Scalar { why } => format!("not used (scalar path: {why})"),
+    };
+    format!(
+        "{} ({}): f16 storage {}, f16 math {}, subgroup {}, cooperative matrix: {coop}, sync: single command buffer",
+        c.name,
+        c.driver,
+        yes(c.storage_16bit),
+        yes(c.f16_arithmetic),
+        c.subgroup_size
+    )
+}
+
+pub struct VulkanBackend {
+    runner: Runner,
+    label: String,
+    model: String,
+}
+
+/// Loads `pkg` on the device and makes a runner for frames up to `capacity` at `output`.
+pub fn open_vulkan(
+    shared: &Arc<DeviceShared>,
+    pkg: &ModelPackage,
+    settings: &Settings,
+    capacity: (usize, usize),
+    output: (usize, usize),
+    why: &str,
+) -> Result<Box<dyn Backend>> {
+    let model = Model::new(shared, pkg).with_context(|| format!("loading model '{}' on Vulkan device {}", pkg.name, shared.caps.name))?;
+    let runner = Runner::new(&model, settings.clone(), capacity, output)
+        .with_context(|| format!("Vulkan engine for {}x{} -> {}x{}", capacity.0, capacity.1, output.0, output.1))?;
+    let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
+    let label = format!("network: {why}vulkan on {}; model '{}'{trained}", device_line(&shared.caps, &model.path), pkg.name);
+    Ok(Box::new(VulkanBackend { runner, label, model: pkg.name.clone() }))
+}
+
+impl Backend for VulkanBackend {
+    fn name(&self) -> &'static str {
+        "vulkan"
+    }
+    fn label(&self) -> &str {
+        &self.label
+    }
+    fn model(&self) -> Option<&str> {
+        Some(&self.model)
+    }
+    fn on_gpu(&self) -> bool {
+        true
+    }
+    fn set_extras(&mut self, e: Extras) {
+        self.runner.read = ReadBack { tokens: e.tokens_head, head: e.tokens_head, history: e.history };
+    }
+    fn evaluate(&mut self, f: &FrameData) -> Result<FrameResult> {
+        let (eval, gpu) = self.runner.evaluate(f)?;
+        let history = self.runner.read.history.then(|| self.runner.history_rgb().to_vec());
+        Ok(FrameResult { eval, gpu: Some(gpu), history })
+    }
+}
