@@ -16,24 +16,48 @@ layout(local_size_x = TS_COOP_THREADS) in;
 #define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 
 shared float16_t As[TS_COOP_ROWS * IN];
-shared float Cs[TS_COOP_ROWS * TS_COOP_COLS];
+// LN: the f32 input rows; afterwards the f32 result tile of one output chunk (stride COLS).
+shared float Fs[TS_COOP_ROWS * STAGE];
+shared vec2 part[TS_COOP_THREADS];
 shared vec2 stats[TS_COOP_ROWS];
 
+// The workgroup's input rows as f16 in As (LN: normalised first, statistics from Fs).
 void load_rows(uint t0) {
-    if (LN != 0) {
-        for (uint r = gl_LocalInvocationID.x; r < TS_COOP_ROWS; r += TS_COOP_THREADS)
-            stats[r] = t0 + r < pc.tokens ? ln_stats(t0 + r) : vec2(0.0, 1.0);
-        barrier();
-    }
     const uint Q = IN / 4;
+    if (LN == 0) {
+        for (uint e = gl_LocalInvocationID.x; e < TS_COOP_ROWS * Q; e += TS_COOP_THREADS) {
+            uint r = e / Q, i = (e % Q) * 4;
+            vec4 v = t0 + r < pc.tokens ? linear_input4(t0 + r, i) : vec4(0.0);
+            for (int j = 0; j < 4; j++) As[r * IN + i + j] = float16_t(v[j]);
+        }
+        barrier();
+        return;
+    }
     for (uint e = gl_LocalInvocationID.x; e < TS_COOP_ROWS * Q; e += TS_COOP_THREADS) {
         uint r = e / Q, i = (e % Q) * 4;
-        uint t = t0 + r;
-        vec4 v = vec4(0.0);
-        if (t < pc.tokens) {
-            v = linear_input4(t, i);
-            if (LN != 0) v = ln_affine4(v, i, stats[r].x, stats[r].y);
-        }
+        vec4 v = t0 + r < pc.tokens ? linear_input4(t0 + r, i) : vec4(0.0);
+        for (int j = 0; j < 4; j++) Fs[r * IN + i + j] = v[j];
+    }
+    barrier();
+    // Two invocations per row, each over half of it: mean, then the variance around it.
+    uint tid = gl_LocalInvocationID.x;
+    uint r = tid / 2, half_ = tid % 2;
+    uint i0 = half_ * (IN / 2), i1 = i0 + IN / 2;
+    float s = 0.0;
+    for (uint i = i0; i < i1; i++) s += Fs[r * IN + i];
+    part[tid].x = s;
+    barrier();
+    float mean = (part[2 * r].x + part[2 * r + 1].x) / float(IN);
+    float q = 0.0;
+    for (uint i = i0; i < i1; i++) { float d = Fs[r * IN + i] - mean; q += d * d; }
+    part[tid].y = q;
+    barrier();
+    if (half_ == 0) stats[r] = vec2(mean, 1.0 / sqrt((part[2 * r].y + part[2 * r + 1].y) / float(IN) + 1e-5));
+    barrier();
+    for (uint e = gl_LocalInvocationID.x; e < TS_COOP_ROWS * Q; e += TS_COOP_THREADS) {
+        uint r = e / Q, i = (e % Q) * 4;
+        vec4 v = vec4(Fs[r * IN + i], Fs[r * IN + i + 1], Fs[r * IN + i + 2], Fs[r * IN + i + 3]);
+        v = ln_affine4(v, i, stats[r].x, stats[r].y);
         for (int j = 0; j < 4; j++) As[r * IN + i + j] = float16_t(v[j]);
     }
     barrier();
@@ -69,10 +93,10 @@ void main() {
                 }
             }
             uint base = rb * 16 * TS_COOP_COLS;
-            coopMatStore(c0, Cs, base, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
-            if (nblocks > 1) coopMatStore(c1, Cs, base + 16, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
-            if (nblocks > 2) coopMatStore(c2, Cs, base + 32, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
-            if (nblocks > 3) coopMatStore(c3, Cs, base + 48, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatStore(c0, Fs, base, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
+            if (nblocks > 1) coopMatStore(c1, Fs, base + 16, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
+            if (nblocks > 2) coopMatStore(c2, Fs, base + 32, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
+            if (nblocks > 3) coopMatStore(c3, Fs, base + 48, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
         }
         barrier();
         uint q = nblocks * 4;
@@ -80,7 +104,7 @@ void main() {
             uint r = e / q, c = (e % q) * 4;
             uint t = t0 + r;
             uint ci = r * TS_COOP_COLS + c;
-            if (t < pc.tokens) linear_store4(t, n0 + c, vec4(Cs[ci], Cs[ci + 1], Cs[ci + 2], Cs[ci + 3]));
+            if (t < pc.tokens) linear_store4(t, n0 + c, vec4(Fs[ci], Fs[ci + 1], Fs[ci + 2], Fs[ci + 3]));
         }
         barrier();
     }

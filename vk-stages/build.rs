@@ -21,22 +21,35 @@ fn main() {
              or run scripts/setup.sh), or point GLSLC at one."
         ),
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(&root)
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "comp"))
         .collect();
-    entries.sort();
+    sources.sort();
+    // The variant table: (name, source, defines). Every entry file once as itself, plus:
+    let extra: &[(&str, &str, &[&str])] = &[
+        // Devices without shaderFloat64 (the pixel positions' division corrected in f32).
+        ("input_nof64", "input.comp", &["TS_NO_F64"]),
+        ("reconstruct_nof64", "reconstruct.comp", &["TS_NO_F64"]),
+    ];
+    let mut entries: Vec<(String, PathBuf, Vec<String>)> =
+        sources.iter().map(|p| (p.file_stem().unwrap().to_str().unwrap().to_string(), p.clone(), vec![])).collect();
+    for (name, src, defs) in extra {
+        entries.push((name.to_string(), root.join(src), defs.iter().map(|d| d.to_string()).collect()));
+    }
     let coop = glslang_validator();
     let mut table = String::from("/// SPIR-V of every compute shader, by file stem.\npub const SPIRV: &[(&str, &[u8])] = &[\n");
-    for src in &entries {
-        let stem = src.file_stem().unwrap().to_str().unwrap().to_string();
+    for (stem, src, defs) in &entries {
+        let stem = stem.clone();
+        let defines: Vec<String> = defs.iter().map(|d| format!("-D{d}")).collect();
         let spv = out.join(format!("{stem}.spv"));
         let st = if stem.ends_with("_coop") {
             let (exe, lib) = &coop;
             Command::new(exe)
                 .env("LD_LIBRARY_PATH", lib)
                 .args(["--target-env", "vulkan1.3"])
+                .args(&defines)
                 .arg(format!("-I{}", root.join("include").display()))
                 .arg("-o")
                 .arg(&spv)
@@ -45,7 +58,9 @@ fn main() {
                 .expect("running glslangValidator")
         } else {
             Command::new(&glslc)
-                .args(["--target-env=vulkan1.3", "-O", "-I"])
+                .args(["--target-env=vulkan1.3", "-O"])
+                .args(&defines)
+                .arg("-I")
                 .arg(root.join("include"))
                 .arg("-o")
                 .arg(&spv)

@@ -36,6 +36,7 @@
 #define TS_SPEC_OUT_F16 6
 #define TS_SPEC_P 7
 #define TS_SPEC_LN 8
+#define TS_SPEC_STAGE 9
 
 // Linear modes.
 #define TS_MODE_PLAIN 0
@@ -43,7 +44,8 @@
 #define TS_MODE_EXPAND 2
 #define TS_MODE_HEAD 3
 
-// Cooperative-matrix linear tile: rows (tokens) x columns (outputs) per workgroup, threads.
+// Cooperative-matrix linear tile: rows (tokens) x columns (outputs) per workgroup, threads
+// (two invocations per row: the LayerNorm statistics take a row's halves).
 #define TS_COOP_ROWS 64
 #define TS_COOP_COLS 64
 #define TS_COOP_THREADS 128

@@ -21,6 +21,8 @@ pub struct Caps {
     pub f16_arithmetic: bool,
     pub storage_16bit: bool,
     pub int64: bool,
+    /// f64 arithmetic in shaders (the reference-exact division of the pixel context).
+    pub float64: bool,
     pub buffer_device_address: bool,
     pub timeline_semaphore: bool,
     /// VK_KHR_cooperative_matrix with f16 x f16 -> f32 at 16x16x16, subgroup scope.
@@ -163,6 +165,7 @@ fn query_caps(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevi
             f16_arithmetic: f12.shader_float16 == vk::TRUE,
             storage_16bit: f11.storage_buffer16_bit_access == vk::TRUE,
             int64: f.shader_int64 == vk::TRUE,
+            float64: f.shader_float64 == vk::TRUE,
             buffer_device_address: f12.buffer_device_address == vk::TRUE,
             timeline_semaphore: f12.timeline_semaphore == vk::TRUE,
             coopmat_f16_16,
@@ -272,7 +275,7 @@ impl DeviceShared {
         }
         let prio = [1.0f32];
         let qinfo = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&prio)];
-        let features = vk::PhysicalDeviceFeatures::default().shader_int64(true);
+        let features = vk::PhysicalDeviceFeatures::default().shader_int64(true).shader_float64(caps.float64);
         let mut f11 = vk::PhysicalDeviceVulkan11Features::default().storage_buffer16_bit_access(true);
         let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
             .buffer_device_address(true)

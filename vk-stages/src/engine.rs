@@ -21,7 +21,6 @@ use crate::error::{Check, Result, VkError};
 use crate::memory::{Buffer, Location};
 use crate::model::Model;
 use crate::params::{FrameParams, FRAME_PARAMS_BYTES};
-use crate::pipelines::Variant;
 use crate::plan::{NetBuffers, PlanBuilder, Push, Step, ATTENTION_SHIFT_OFFSET};
 
 /// Timestamp queries per frame slot: the stage boundaries, then one per network layer when
@@ -144,12 +143,13 @@ impl Engine {
         let timeline = unsafe { d.create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut tl_info), None) }.call("vkCreateSemaphore")?;
         let fb = {
             let p = &model.pipelines;
+            let v = crate::model::fixed_variants(cfg.pixel_embed as u32, shared.caps.float64);
             FrontBack {
-                exposure_partial: p.get(&Variant::new("exposure_partial", &[])),
-                exposure_final: p.get(&Variant::new("exposure_final", &[])),
-                prepare: p.get(&Variant::new("prepare", &[])),
-                input: p.get(&Variant::new("input", &[cfg.pixel_embed as u32])),
-                reconstruct: p.get(&Variant::new("reconstruct", &[])),
+                exposure_partial: p.get(&v[0]),
+                exposure_final: p.get(&v[1]),
+                prepare: p.get(&v[2]),
+                input: p.get(&v[3]),
+                reconstruct: p.get(&v[4]),
             }
         };
         let mut engine = Engine {

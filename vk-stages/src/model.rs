@@ -38,8 +38,16 @@ impl LinearSpec {
     pub fn coop_variant(&self, p: u32) -> Variant {
         Variant::new("linear_coop", &self.spec(p))
     }
-    fn spec(&self, p: u32) -> [u32; 9] {
-        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln]
+    fn spec(&self, p: u32) -> [u32; 10] {
+        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage()]
+    }
+    /// Row width of the cooperative-matrix shader's f32 staging tile.
+    pub fn stage(&self) -> u32 {
+        if self.ln == 1 {
+            self.inp.max(b::COOP_COLS)
+        } else {
+            b::COOP_COLS
+        }
     }
 }
 
@@ -227,7 +235,7 @@ impl Model {
 
     fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
-        for v in fixed_variants(pe) {
+        for v in fixed_variants(pe, shared_f64(p)) {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
@@ -243,7 +251,8 @@ impl Model {
     pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
         let p = self.config.pixel_embed as u32;
         if self.path == NetPath::CoopMat && coop_fits(&self.shared, l) {
-            let groups = ((tokens as u32).div_ceil(b::COOP_ROWS), l.out.div_ceil(b::COOP_COLS), 1);
+            // One workgroup per 64 tokens; it loops over the output chunks itself.
+            let groups = ((tokens as u32).div_ceil(b::COOP_ROWS), 1, 1);
             (l.coop_variant(p), groups)
         } else {
             ((l.variant(p)), ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1))
@@ -259,17 +268,23 @@ impl Model {
 /// Whether the cooperative-matrix tile of a layer fits the device's shared memory (inputs as
 /// f16 plus the f32 result tile, with 1 KiB to spare).
 pub fn coop_fits(shared: &DeviceShared, l: &LinearSpec) -> bool {
-    let need = b::COOP_ROWS * l.inp * 2 + b::COOP_ROWS * b::COOP_COLS * 4 + b::COOP_ROWS * 8 + 1024;
+    let need = b::COOP_ROWS * l.inp * 2 + b::COOP_ROWS * l.stage() * 4 + (b::COOP_ROWS + b::COOP_THREADS) * 8 + 1024;
     need <= shared.caps.shared_memory && l.inp % 16 == 0
 }
 
-/// Pipelines that do not depend on the network's widths (beyond P).
-pub fn fixed_variants(pixel_embed: u32) -> Vec<Variant> {
+/// Pipelines that do not depend on the network's widths (beyond P). `f64`: the device has
+/// shaderFloat64 (else the `_nof64` variants of the input stage and the reconstruction).
+pub fn fixed_variants(pixel_embed: u32, f64: bool) -> Vec<Variant> {
+    let (input, recon) = if f64 { ("input", "reconstruct") } else { ("input_nof64", "reconstruct_nof64") };
     vec![
         Variant::new("exposure_partial", &[]),
         Variant::new("exposure_final", &[]),
         Variant::new("prepare", &[]),
-        Variant::new("input", &[pixel_embed]),
-        Variant::new("reconstruct", &[]),
+        Variant::new(input, &[pixel_embed]),
+        Variant::new(recon, &[]),
     ]
+}
+
+fn shared_f64(p: &Pipelines) -> bool {
+    p.device_caps().float64
 }

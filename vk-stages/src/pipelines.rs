@@ -111,6 +111,10 @@ impl Pipelines {
         *self.map.get(v).unwrap_or_else(|| panic!("pipeline {v:?} was not built at model load"))
     }
 
+    pub fn device_caps(&self) -> &crate::device::Caps {
+        &self.shared.caps
+    }
+
     pub fn count(&self) -> usize {
         self.map.len()
     }
