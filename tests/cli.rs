@@ -1,7 +1,11 @@
-//! End-to-end through the `tessel` binary: scene -> replay -> compare, and bad input.
+//! End-to-end through the `tessel` binary: scene -> replay -> compare, bad input, and the
+//! Vulkan backend against the CPU reference (check, replay, bench, soak; skipped loudly when no
+//! Vulkan device is present).
 
 use std::path::Path;
 use std::process::{Command, Output};
+
+use tessel_model::metrics::{psnr_tm, tonemapped_rgb};
 
 fn tessel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tessel")).args(args).env_remove("TESSEL_MODEL").output().expect("runs the binary")
@@ -84,7 +88,7 @@ fn compare_draws_each_method_beside_bicubic_and_the_truth() {
 }
 
 #[test]
-fn cpu_network_runs_a_package_and_refuses_missing_backends() {
+fn cpu_network_runs_a_package_and_refuses_the_hip_backend() {
     let d = tempfile::tempdir().unwrap();
     let model = d.path().join("model");
     ok(&["init-model", "--seed", "4", "--out", s(&model)]);
@@ -98,12 +102,25 @@ fn cpu_network_runs_a_package_and_refuses_missing_backends() {
     let r = json(&out.join("report.json"));
     assert_eq!(r["frames"].as_array().unwrap().len(), 3);
     assert!(r["network"].as_str().unwrap().contains("UNTRAINED"));
-    for (backend, word) in [("vulkan", "Vulkan"), ("hip", "HIP")] {
-        let o = tessel(&["replay", s(&frames), "--network", backend, "--out", s(&d.path().join(backend))]);
-        assert!(!o.status.success());
+    // HIP is refused with a clear message by every subcommand that takes --network.
+    let hip = d.path().join("hip");
+    for args in [
+        vec!["replay", s(&frames), "--network", "hip", "--out", s(&hip)],
+        vec!["bench", "--network", "cpu,hip", "--model", s(&model), "--size", "64x36", "--cpu-frames", "1"],
+        vec!["soak", "--network", "hip", "--model", s(&model), "--size", "32x32", "--frames", "200"],
+        vec!["check", "--network", "hip"],
+    ] {
+        let o = tessel(&args);
+        assert!(!o.status.success(), "{args:?}");
         let e = String::from_utf8_lossy(&o.stderr);
-        assert!(e.contains(word) && e.contains("not part of this build"), "{e}");
+        assert!(e.contains("HIP network backend is not part of this build yet") && e.contains("--network vulkan or cpu"), "{args:?}: {e}");
     }
+    // auto says in one line what it picked and why.
+    let auto = d.path().join("auto");
+    ok(&["replay", s(&frames), "--network", "auto", "--model", s(&model), "--out", s(&auto)]);
+    let label = json(&auto.join("report.json"))["network"].as_str().unwrap().to_string();
+    assert!(label.starts_with("network: auto -> vulkan on ") || label.starts_with("network: auto -> cpu (no Vulkan: "), "{label}");
+    assert!(!label.contains('\n'), "{label}");
     // A model path that does not exist is named in the error.
     let nowhere = d.path().join("nowhere");
     let o = tessel(&["replay", s(&frames), "--network", "cpu", "--model", s(&nowhere), "--out", s(&d.path().join("x"))]);
@@ -178,4 +195,144 @@ fn shipped_model_beats_its_tuned_baseline_on_a_held_out_scene() {
     assert!(m[1]["mean_temporal"].as_f64().unwrap() < m[2]["mean_temporal"].as_f64().unwrap());
     // The baseline used the model's tuned values.
     assert!(json(&taau.join("report.json"))["network"].as_str().unwrap().contains("blend 0.750, sigma 0.300, clamp 0.000"));
+}
+
+/// True when a Vulkan device opens; otherwise says the test is skipped.
+fn vulkan_present(test: &str) -> bool {
+    match vk_stages::DeviceShared::open() {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("skipped: no Vulkan device ({test}): {e}");
+            false
+        }
+    }
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn f64s(v: &serde_json::Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("{key} missing or not a number in {v}"))
+}
+
+/// `tessel check` passes on the device present: head and tokens >= 60 dB on every golden frame,
+/// image >= 50 dB on all 32 frames of the generated sequence, finite outputs, and the poisoned
+/// frame's sanitised count equal to the CPU's.
+#[test]
+fn check_passes_against_the_cpu_reference() {
+    if !vulkan_present("tessel check") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("check.json");
+    let golden = root().join("model/tests/golden");
+    let model = root().join("models/tessel-v6");
+    let text = ok(&["check", "--golden", s(&golden), "--model", s(&model), "--json", s(&out)]);
+    assert!(text.contains("summary") && text.contains("skipped: no HIP runtime"), "{text}");
+    let r = json(&out);
+    assert_eq!(r["pass"], true);
+    let b = &r["backends"].as_array().unwrap()[0];
+    assert_eq!(b["backend"], "vulkan");
+    assert!(b["label"].as_str().unwrap().contains("sync: single command buffer"));
+    let golden_rows = b["golden"].as_array().unwrap();
+    assert_eq!(golden_rows.len(), 10, "3 + 4 + 3 golden frames");
+    for row in golden_rows {
+        assert!(f64s(row, "head_db") >= 60.0 && f64s(row, "tokens_db") >= 60.0, "{row}");
+        assert!(f64s(row, "image_db") >= 50.0, "{row}");
+    }
+    let seq = b["sequence"].as_array().unwrap();
+    assert_eq!(seq.len(), 32);
+    for row in seq {
+        assert!(f64s(row, "image_db") >= 50.0, "{row}");
+        assert_eq!(row["finite"], true, "{row}");
+        assert_eq!(row["sanitized"], row["cpu_sanitized"], "{row}");
+    }
+    let poisoned: Vec<_> = seq.iter().filter(|r| r["poisoned"] == true).collect();
+    assert_eq!(poisoned.len(), 1);
+    assert!(poisoned[0]["sanitized"].as_u64().unwrap() > 0);
+    assert!(seq[16]["reset"] == true && seq[23]["render"] != seq[24]["render"], "reset at 16, size change at 24");
+    assert!(f64s(b, "worst_sequence_image_db") >= 50.0);
+}
+
+/// `replay --network vulkan` writes what `--network cpu` writes, to >= 50 dB on every frame.
+#[test]
+fn vulkan_replay_matches_the_cpu_replay() {
+    if !vulkan_present("replay --network vulkan") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let scene = d.path().join("scene");
+    ok(&["scene", "--kind", "night", "--seed", "9", "--ratio", "2", "--size", "160x90", "--frames", "8", "--bits", "32", "--out", s(&scene)]);
+    let frames = scene.join("frames.json");
+    let model = root().join("models/tessel-v6");
+    let (cpu, gpu) = (d.path().join("cpu"), d.path().join("gpu"));
+    ok(&["replay", s(&frames), "--network", "cpu", "--model", s(&model), "--out", s(&cpu)]);
+    ok(&["replay", s(&frames), "--network", "vulkan", "--model", s(&model), "--out", s(&gpu)]);
+    let r = json(&gpu.join("report.json"));
+    assert!(r["network"].as_str().unwrap().starts_with("network: vulkan on "), "{}", r["network"]);
+    assert!(f64s(&r["frames"][7], "gpu_frame_ms") > 0.0);
+    let read = |p: &Path| -> Vec<f32> { std::fs::read(p).unwrap().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect() };
+    for i in 0..8 {
+        let name = format!("o{i:04}.bin");
+        let (a, b) = (read(&gpu.join(&name)), read(&cpu.join(&name)));
+        assert_eq!(a.len(), 160 * 90 * 4);
+        let p = psnr_tm(&tonemapped_rgb(&a, 1.0), &tonemapped_rgb(&b, 1.0));
+        eprintln!("frame {i}: vulkan vs cpu {p:.1} dB");
+        assert!(p >= 50.0, "frame {i}: {p:.1} dB");
+    }
+}
+
+/// 10,000 frames through one Vulkan runner (the smallest network, the golden cases' seeded one,
+/// at 32x32: about 3 ms a frame on lavapipe): RSS flat over the second half, outputs finite.
+#[test]
+fn soak_of_ten_thousand_frames_keeps_rss_flat() {
+    if !vulkan_present("tessel soak") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("soak.json");
+    let model = root().join("model/tests/golden/3x_48x30_pixel_head/model");
+    let t = std::time::Instant::now();
+    let text = ok(&["soak", "--network", "vulkan", "--model", s(&model), "--size", "32x32", "--ratio", "2", "--frames", "10000", "--json", s(&out)]);
+    eprintln!("soak took {:.1} s:\n{text}", t.elapsed().as_secs_f64());
+    let r = json(&out);
+    assert_eq!(r["frames"], 10000);
+    assert_eq!(r["backend"], "vulkan");
+    assert_eq!(r["pass"], true);
+    assert_eq!(r["nonfinite_frames"], 0);
+    assert!(f64s(&r, "late_growth_kib") <= 1024.0 && f64s(&r, "growth_kib") <= 8192.0, "{r}");
+    assert!(f64s(&r, "rss_kib_at_100") > 0.0 && f64s(&r, "median_gpu_frame_ms") > 0.0);
+    assert!(text.contains("after frame 100") && text.contains("after frame 10000"), "{text}");
+}
+
+/// `bench --network cpu,vulkan`: the same frames through both; JSON with positive, finite
+/// medians and p99s per stage, and the network's TFLOP/s.
+#[test]
+fn bench_times_cpu_and_vulkan_and_writes_json() {
+    if !vulkan_present("tessel bench") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("bench.json");
+    let model = root().join("models/tessel-v6");
+    let text = ok(&["bench", "--network", "cpu,vulkan", "--model", s(&model), "--size", "64x36", "--frames", "20", "--warmup", "2", "--cpu-frames", "2", "--json", s(&out)]);
+    assert!(text.contains("TFLOP/s"), "{text}");
+    let r = json(&out);
+    assert!(f64s(&r, "network_flops") > 0.0);
+    let b = r["backends"].as_array().unwrap();
+    assert_eq!(b.len(), 2);
+    assert_eq!((&b[0]["backend"], &b[1]["backend"]), (&"cpu".into(), &"vulkan".into()));
+    assert_eq!((b[0]["frames"].as_u64(), b[1]["frames"].as_u64()), (Some(2), Some(20)));
+    assert_eq!(b[1]["timing"], "gpu timestamps");
+    for be in b {
+        for key in ["frame_ms", "prepare_ms", "input_ms", "network_ms", "reconstruct_ms", "wall_ms"] {
+            for q in ["median", "p99"] {
+                let v = f64s(&be[key], q);
+                assert!(v.is_finite() && v > 0.0, "{} {key}.{q} = {v}", be["backend"]);
+            }
+        }
+        let t = f64s(be, "network_tflops");
+        assert!(t.is_finite() && t > 0.0, "{}", be["backend"]);
+    }
 }
