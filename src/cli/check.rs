@@ -199,6 +199,10 @@ fn judge(backend: String, label: String, golden: Vec<GoldenRow>, sequence: Vec<S
 }
 
 fn print_summary(r: &CheckReport) {
+    if r.backends.is_empty() {
+        say!("nothing checked: no backend besides the CPU reference is present");
+        return;
+    }
     say!(
         "summary (worst over frames; thresholds: tokens/head >= {MIN_TOKENS_DB} dB, image >= {MIN_IMAGE_DB} dB, outputs finite, sanitized counts equal)"
     );
@@ -214,7 +218,47 @@ fn print_summary(r: &CheckReport) {
             if b.pass { "pass" } else { "FAIL" }
         );
     }
-    if r.backends.is_empty() {
-        say!("nothing checked: no backend besides the CPU reference is present");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn golden(head: f64) -> GoldenRow {
+        GoldenRow { case: "c".into(), frame: 1, tokens_db: 90.0, head_db: head, image_db: 90.0, history_db: 90.0 }
+    }
+
+    fn seq(frame: usize, image: f64, sanitized: usize, finite: bool) -> SequenceRow {
+        SequenceRow { frame, render: [4, 4], reset: false, poisoned: false, image_db: image, sanitized, cpu_sanitized: 3, finite }
+    }
+
+    #[test]
+    fn psnr_range_by_hand_and_refuses_other_lengths() {
+        assert_eq!(psnr_range(&[0.0, 1.0], &[0.0, 1.0]).unwrap(), 200.0);
+        // Range 2, error 0.02 on one of two values: mse 2e-4, 10 log10(4 / 2e-4) = 43.01 dB.
+        assert!((psnr_range(&[-1.0, 1.02], &[-1.0, 1.0]).unwrap() - 43.0103).abs() < 1e-3);
+        assert!(psnr_range(&[f32::NAN, 1.0], &[0.0, 1.0]).unwrap().is_nan());
+        let e = psnr_range(&[0.0], &[0.0, 1.0]).unwrap_err().to_string();
+        assert!(e.contains("1 values") && e.contains("has 2"), "{e}");
+        assert!(psnr_range(&[], &[]).is_err());
+    }
+
+    #[test]
+    fn judge_names_every_miss_and_counts_nan_as_the_worst() {
+        let ok = judge("x".into(), "l".into(), vec![golden(80.0)], vec![seq(0, 70.0, 3, true)]);
+        assert!(ok.pass && ok.failures.is_empty());
+        let bad = judge(
+            "x".into(),
+            "l".into(),
+            vec![golden(59.9), golden(f64::NAN)],
+            vec![seq(0, 49.0, 3, true), seq(1, 70.0, 2, true), seq(2, 70.0, 3, false)],
+        );
+        assert!(!bad.pass);
+        let all = bad.failures.join("\n");
+        for want in ["golden c frame 1: head 59.9 dB < 60", "head NaN dB", "generated frame 0: image 49.0", "frame 1: sanitized 2 values, the CPU reference 3", "frame 2: non-finite"] {
+            assert!(all.contains(want), "{want} missing from:\n{all}");
+        }
+        assert!(bad.worst_head_db.is_nan());
+        assert_eq!(bad.worst_sequence_image_db, 49.0);
     }
 }

@@ -114,3 +114,30 @@ pub fn check_sequence(be: &mut dyn Backend, pkg: &ModelPackage, frames: &[FrameD
     pb.finish_and_clear();
     Ok(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sequence_has_its_reset_size_change_and_poison() {
+        let f = frames(&PLAN).unwrap();
+        assert_eq!(f.len(), 32);
+        let resets: Vec<usize> = (0..32).filter(|&t| f[t].reset).collect();
+        assert_eq!(resets, [0, 16]);
+        assert!(f[..24].iter().all(|x| x.render == (96, 54)) && f[24..].iter().all(|x| x.render == (128, 72)));
+        assert_eq!(capacity(&f), (128, 72));
+        let bad = |v: &[f32]| v.iter().filter(|x| !x.is_finite()).count();
+        for (t, x) in f.iter().enumerate() {
+            let n = (bad(&x.color), bad(&x.motion), bad(&x.depth));
+            if t == PLAN.poisoned_frame {
+                assert!(n.0 > 0 && n.1 > 0 && n.2 > 0, "{n:?}");
+                for v in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                    assert!(x.color.iter().any(|c| c.to_bits() == v.to_bits() || (v.is_nan() && c.is_nan())), "{v} missing");
+                }
+            } else {
+                assert_eq!(n, (0, 0, 0), "frame {t}");
+            }
+        }
+    }
+}

@@ -121,3 +121,20 @@ impl Spread {
 pub fn largest_render(seq: &tessel_model::sequence::Sequence) -> (usize, usize) {
     seq.json.frames.iter().fold((1, 1), |a, f| (a.0.max(f.render[0]), a.1.max(f.render[1])))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        let v: Vec<f64> = (1..=200).map(f64::from).collect();
+        assert_eq!(quantile(&v, 0.99), 198.0);
+        assert_eq!(quantile(&v, 0.5), 100.0);
+        assert_eq!(quantile(&[3.0, 1.0, 2.0], 0.99), 3.0);
+        assert_eq!(quantile(&[5.0], 0.0), 5.0);
+        assert!(quantile(&[], 0.5).is_nan());
+        let s = Spread::of(&[4.0, 1.0, 3.0, 2.0]);
+        assert_eq!((s.median, s.p99), (3.0, 4.0));
+    }
+}
