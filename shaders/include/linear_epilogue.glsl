@@ -40,11 +40,9 @@ void linear_store4(uint t, uint o, vec4 acc) {
         uint s = o / TS_HEAD_CHANNELS, k0 = o % TS_HEAD_CHANNELS;
         F16Buf tok = F16Buf(pc.aux);
         F16Buf pw = F16Buf(pc.aux_w);
-        float e[TS_FEATURES];
-        for (int p = 0; p < P; p++) e[p] = float(tok.v[(t * 16 + s) * P + p]);
         for (int j = 0; j < 4; j++) {
             float ph = float(F16Buf(pc.aux_b).v[k0 + j]);
-            for (int p = 0; p < P; p++) ph += float(pw.v[(k0 + j) * P + p]) * e[p];
+            for (int p = 0; p < P; p++) ph += float(pw.v[(k0 + j) * P + p]) * float(tok.v[(t * 16 + s) * P + p]);
             v[j] += ph;
         }
     }

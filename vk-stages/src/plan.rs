@@ -125,7 +125,7 @@ impl PlanBuilder<'_> {
         self.linear(&ly.qkv[level], x, qkv, &format!("{name}.qkv"), t, w, none, Some(&format!("{name}.norm1")));
         let push = Push::new().u64(qkv).u64(attn).u64(m.tensor(&format!("{name}.rpb"))).u32(w as u32).u32(h as u32).u32(0).u32(0);
         let windows = (t / b::WINDOW_TOKENS as usize) as u32;
-        self.push_step(&m.attention_variant(c), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"));
+        self.push_step(&Variant::new("attention", &[c as u32]), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"));
         self.steps.last_mut().unwrap().shift_layer = Some(bs.layer);
         self.linear(&ly.proj[level], attn, x, &format!("{name}.proj"), t, w, none, None);
         self.linear(&ly.fc1[level], x, hidden, &format!("{name}.fc1"), t, w, none, Some(&format!("{name}.norm2")));
