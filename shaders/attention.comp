@@ -13,8 +13,9 @@ layout(push_constant) uniform PC {
     uint shift_x;
     uint shift_y;
 } pc;
-shared float ks[TS_WINDOW_TOKENS][TS_HEAD_DIM];
-shared float vs[TS_WINDOW_TOKENS][TS_HEAD_DIM];
+// Keys and values as vec4 (four channels per shared-memory read).
+shared vec4 ks[TS_WINDOW_TOKENS][TS_HEAD_DIM / 4];
+shared vec4 vs[TS_WINDOW_TOKENS][TS_HEAD_DIM / 4];
 shared float bias[TS_RPB_ENTRIES];
 
 void main() {
@@ -28,17 +29,12 @@ void main() {
     uint y = (wy * TS_WINDOW + iy + pc.height - pc.shift_y % pc.height) % pc.height;
     uint t = y * pc.width + x;
     uint base = t * 3 * C + h * TS_HEAD_DIM;
-    float q[TS_HEAD_DIM];
+    vec4 q[TS_HEAD_DIM / 4];
     F16x4Buf qkv4 = F16x4Buf(pc.qkv);
-    for (int d = 0; d < TS_HEAD_DIM; d += 4) {
-        vec4 qv = vec4(qkv4.v[(base + d) / 4]);
-        vec4 kv = vec4(qkv4.v[(base + C + d) / 4]);
-        vec4 vv = vec4(qkv4.v[(base + 2 * C + d) / 4]);
-        for (int j = 0; j < 4; j++) {
-            q[d + j] = qv[j];
-            ks[i][d + j] = kv[j];
-            vs[i][d + j] = vv[j];
-        }
+    for (int d = 0; d < TS_HEAD_DIM / 4; d++) {
+        q[d] = vec4(qkv4.v[base / 4 + d]);
+        ks[i][d] = vec4(qkv4.v[(base + C) / 4 + d]);
+        vs[i][d] = vec4(qkv4.v[(base + 2 * C) / 4 + d]);
     }
     for (uint e = i; e < TS_RPB_ENTRIES; e += TS_WINDOW_TOKENS) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
     barrier();
@@ -47,23 +43,22 @@ void main() {
     float m = -3.4e38;
     for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
         float dot_ = 0.0;
-        for (int d = 0; d < TS_HEAD_DIM; d++) dot_ += q[d] * ks[j][d];
+        for (int d = 0; d < TS_HEAD_DIM / 4; d++) dot_ += dot(q[d], ks[j][d]);
         uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
         m = max(m, dot_ * 0.25 + bias[(iy - jy + 7) * 15 + (ix - jx + 7)]);
     }
     float sum = 0.0;
-    float o[TS_HEAD_DIM];
-    for (int d = 0; d < TS_HEAD_DIM; d++) o[d] = 0.0;
+    vec4 o[TS_HEAD_DIM / 4];
+    for (int d = 0; d < TS_HEAD_DIM / 4; d++) o[d] = vec4(0.0);
     for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
         float dot_ = 0.0;
-        for (int d = 0; d < TS_HEAD_DIM; d++) dot_ += q[d] * ks[j][d];
+        for (int d = 0; d < TS_HEAD_DIM / 4; d++) dot_ += dot(q[d], ks[j][d]);
         uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
         float e = exp(dot_ * 0.25 + bias[(iy - jy + 7) * 15 + (ix - jx + 7)] - m);
         sum += e;
-        for (int d = 0; d < TS_HEAD_DIM; d++) o[d] += e * vs[j][d];
+        for (int d = 0; d < TS_HEAD_DIM / 4; d++) o[d] += e * vs[j][d];
     }
     float inv = 1.0 / sum;
     F16x4Buf out4 = F16x4Buf(pc.out_);
-    for (int d = 0; d < TS_HEAD_DIM; d += 4)
-        out4.v[(t * C + h * TS_HEAD_DIM + d) / 4] = f16vec4(vec4(o[d], o[d + 1], o[d + 2], o[d + 3]) * inv);
+    for (int d = 0; d < TS_HEAD_DIM / 4; d++) out4.v[(t * C + h * TS_HEAD_DIM) / 4 + d] = f16vec4(o[d] * inv);
 }

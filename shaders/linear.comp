@@ -29,5 +29,14 @@ void main() {
             acc[k] += v.x * float(w.v[wi]) + v.y * float(w.v[wi + 1]) + v.z * float(w.v[wi + 2]) + v.w * float(w.v[wi + 3]);
         }
     }
-    for (int k = 0; k < TS_LINEAR_OUTS; k += 4) linear_store4(t, o0 + k, vec4(acc[k], acc[k + 1], acc[k + 2], acc[k + 3]));
+    // Values and residual reads first, then the stores (loads batch; no round trip per store).
+    const int G = TS_LINEAR_OUTS / 4;
+    vec4 val[G], old[G];
+    uint dst[G];
+    for (int g = 0; g < G; g++) {
+        val[g] = linear_value4(t, o0 + 4 * g, vec4(acc[4 * g], acc[4 * g + 1], acc[4 * g + 2], acc[4 * g + 3]));
+        dst[g] = linear_dst(t, o0 + 4 * g);
+        old[g] = linear_old4(dst[g]);
+    }
+    for (int g = 0; g < G; g++) linear_write4(dst[g], val[g], old[g]);
 }

@@ -99,12 +99,26 @@ void main() {
             if (nblocks > 3) coopMatStore(c3, Fs, base + 48, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
         }
         barrier();
+        // Epilogue: each invocation takes up to EPI four-output items; their values and residual
+        // reads are all issued before any store.
         uint q = nblocks * 4;
-        for (uint e = gl_LocalInvocationID.x; e < TS_COOP_ROWS * q; e += TS_COOP_THREADS) {
+        const uint EPI = TS_COOP_ROWS * TS_COOP_COLS / 4 / TS_COOP_THREADS;
+        vec4 val[EPI], old[EPI];
+        uint dst[EPI];
+        bool live[EPI];
+        for (uint k = 0; k < EPI; k++) {
+            uint e = gl_LocalInvocationID.x + k * TS_COOP_THREADS;
             uint r = e / q, c = (e % q) * 4;
-            uint t = t0 + r;
-            uint ci = r * TS_COOP_COLS + c;
-            if (t < pc.tokens) linear_store4(t, n0 + c, vec4(Fs[ci], Fs[ci + 1], Fs[ci + 2], Fs[ci + 3]));
+            live[k] = e < TS_COOP_ROWS * q && t0 + r < pc.tokens;
+            if (live[k]) {
+                uint ci = r * TS_COOP_COLS + c;
+                val[k] = linear_value4(t0 + r, n0 + c, vec4(Fs[ci], Fs[ci + 1], Fs[ci + 2], Fs[ci + 3]));
+                dst[k] = linear_dst(t0 + r, n0 + c);
+                old[k] = linear_old4(dst[k]);
+            }
+        }
+        for (uint k = 0; k < EPI; k++) {
+            if (live[k]) linear_write4(dst[k], val[k], old[k]);
         }
         barrier();
     }

@@ -10,12 +10,15 @@
 
 #include "bindings.h"
 
-layout(buffer_reference, std430, buffer_reference_align = 2) buffer F16Buf { float16_t v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32Buf { float v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer U32Buf { uint v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer F16x4Buf { f16vec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4Buf { vec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer Vec2Buf { vec2 v[]; };
+// Buffers are reached through addresses in push constants. Within one dispatch no buffer that
+// is written is also read through another reference, so every reference is `restrict`: the
+// compiler may batch loads across stores.
+layout(buffer_reference, std430, buffer_reference_align = 2) restrict buffer F16Buf { float16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F32Buf { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer U32Buf { uint v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) restrict buffer F16x4Buf { f16vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer Vec4Buf { vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 8) restrict buffer Vec2Buf { vec2 v[]; };
 
 // One frame's parameters (host writes all but the GPU fields, with vkCmdUpdateBuffer inside the
 // frame's command buffer). Mirrored by vk_stages::params::FrameParams.

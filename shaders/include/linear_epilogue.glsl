@@ -32,34 +32,46 @@ vec2 ln_stats(uint t) {
     return vec2(mean, 1.0 / sqrt(q / float(IN) + 1e-5));
 }
 
-// Outputs o..o+3 (o a multiple of 4) of token t from their accumulated products.
-void linear_store4(uint t, uint o, vec4 acc) {
+// Outputs o..o+3 (o a multiple of 4) of token t from their accumulated products: bias, SiLU,
+// the per-pixel head path. Loads only, so a caller can batch several before storing.
+vec4 linear_value4(uint t, uint o, vec4 acc) {
     vec4 v = acc + vec4(F16x4Buf(pc.b).v[o / 4]);
     if (ACT == 1) v = v / (1.0 + exp(-v));
     if (MODE == TS_MODE_HEAD && pc.aux != 0ul) {
         uint s = o / TS_HEAD_CHANNELS, k0 = o % TS_HEAD_CHANNELS;
         F16Buf tok = F16Buf(pc.aux);
         F16Buf pw = F16Buf(pc.aux_w);
+        float e[TS_FEATURES];
+        for (int p = 0; p < P; p++) e[p] = float(tok.v[(t * 16 + s) * P + p]);
         for (int j = 0; j < 4; j++) {
             float ph = float(F16Buf(pc.aux_b).v[k0 + j]);
-            for (int p = 0; p < P; p++) ph += float(pw.v[(k0 + j) * P + p]) * float(tok.v[(t * 16 + s) * P + p]);
+            for (int p = 0; p < P; p++) ph += float(pw.v[(k0 + j) * P + p]) * e[p];
             v[j] += ph;
         }
     }
-    uint dst;
+    return v;
+}
+
+// Element index in y of outputs o..o+3 of token t (the depth-to-space scatter for EXPAND).
+uint linear_dst(uint t, uint o) {
     if (MODE == TS_MODE_EXPAND) {
         const uint COUT = OUT / 4;
         uint q = o / COUT, c = o % COUT;
         uint tx = t % pc.width, ty = t / pc.width;
-        dst = ((2 * ty + q / 2) * (2 * pc.width) + 2 * tx + q % 2) * COUT + c;
-    } else {
-        dst = t * OUT + o;
+        return ((2 * ty + q / 2) * (2 * pc.width) + 2 * tx + q % 2) * COUT + c;
     }
+    return t * OUT + o;
+}
+
+// Stores four outputs at element dst; with RESIDUAL, `old` is what y held there.
+void linear_write4(uint dst, vec4 v, vec4 old) {
     if (OUT_F16 != 0) {
         F16x4Buf(pc.y).v[dst / 4] = f16vec4(v);
-    } else if (RESIDUAL != 0) {
-        Vec4Buf(pc.y).v[dst / 4] += v;
     } else {
-        Vec4Buf(pc.y).v[dst / 4] = v;
+        Vec4Buf(pc.y).v[dst / 4] = RESIDUAL != 0 ? old + v : v;
     }
+}
+
+vec4 linear_old4(uint dst) {
+    return (RESIDUAL != 0 && OUT_F16 == 0) ? Vec4Buf(pc.y).v[dst / 4] : vec4(0.0);
 }
