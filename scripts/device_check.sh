@@ -1,65 +1,54 @@
 #!/usr/bin/env bash
-# Every GPU check and benchmark of tessel, in one call on the GPU machine (NVIDIA H200 here),
-# with binaries built on the development machine by scripts/device_build.sh:
-#   device run: bash scripts/device_check.sh [quick]    (carry: .carry, .gl)
-# Writes everything to $OUT (or out/device) : check.log and one JSON per benchmark.
+# Every GPU check and benchmark of tessel in one call on the GPU machine (an NVIDIA H200 here),
+# with x86-64 binaries built on the development machine by scripts/device_build.sh:
+#   device run: bash scripts/device_check.sh [quick]      (carry: .carry and .gl)
+# quick skips the 10,000-frame soak. Logs and JSON land in $OUT (or out/device).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+mode=${1:-full}
 OUT=${OUT:-out/device}
 mkdir -p "$OUT"
-log="$OUT/check.log"
-exec > >(tee -a "$log") 2>&1
+exec > >(tee -a "$OUT/check.log") 2>&1
+# The GPU machine has no Vulkan loader of its own: unpack the carried Debian packages.
 for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done
 ldconfig 2>/dev/null || true
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
-export XDG_CACHE_HOME=/tmp/tessel-cache
-mode=${1:-full}
+export XDG_CACHE_HOME=/tmp/tessel-cache TESSEL_GOLDEN_DIR=$PWD/model/tests/golden
 B=.carry/bin
-export TESSEL_GOLDEN_DIR=$PWD/model/tests/golden
 fail=0
 step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
 run() { "$@" || { echo "FAILED (exit $?): $*"; fail=1; }; }
 
 step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
-git log -1 --format='commit %h %s' 2>/dev/null || true
-sizes=("2560x1440 2" "3840x2160 2")
+$B/tessel info | grep -i vulkan
 
-step "golden cases and agreement, cooperative-matrix path (default)"
+step "Vulkan engine against the CPU reference on the golden cases (test binary), both paths"
 run $B/against_cpu --nocapture
-step "golden cases and agreement, scalar path (TESSEL_VK_COOPMAT=0)"
 TESSEL_VK_COOPMAT=0 run $B/against_cpu --nocapture
 
-if $B/tessel check --help >/dev/null 2>&1; then
-  step "tessel check (every backend present against the CPU reference)"
-  run $B/tessel check --json "$OUT/check.json"
-  step "tessel check, scalar path"
-  TESSEL_VK_COOPMAT=0 run $B/tessel check --json "$OUT/check_scalar.json"
-fi
+step "tessel check, cooperative-matrix path"
+run $B/tessel check --json "$OUT/check_coopmat.json"
+step "tessel check, scalar path (TESSEL_VK_COOPMAT=0)"
+TESSEL_VK_COOPMAT=0 run $B/tessel check --json "$OUT/check_scalar.json"
 
-for s in "${sizes[@]}"; do
+for s in "2560x1440 2" "3840x2160 2"; do
   read -r size ratio <<<"$s"
-  step "engine_bench $size ratio $ratio, cooperative matrix"
-  run $B/engine_bench models/tessel-v6 "$size" "$ratio" 200
-  step "engine_bench $size ratio $ratio, scalar"
-  TESSEL_VK_COOPMAT=0 run $B/engine_bench models/tessel-v6 "$size" "$ratio" 200
+  step "tessel bench --network vulkan at $size (ratio $ratio), cooperative matrix"
+  run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_$size.json"
 done
-step "per-dispatch profile at 3840x2160 (TESSEL_PROFILE=1), cooperative matrix and scalar"
-TESSEL_PROFILE=1 run $B/engine_bench models/tessel-v6 3840x2160 2 30
-TESSEL_PROFILE=1 TESSEL_VK_COOPMAT=0 run $B/engine_bench models/tessel-v6 3840x2160 2 30
+step "tessel bench at 3840x2160, scalar path"
+TESSEL_VK_COOPMAT=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 100 --json "$OUT/bench_3840x2160_scalar.json"
+step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1)"
+TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160.json"
 
-if [ "$mode" != quick ] && $B/tessel bench --help >/dev/null 2>&1; then
-  for s in "${sizes[@]}"; do
-    read -r size ratio <<<"$s"
-    step "tessel bench --network vulkan at $size ratio $ratio"
-    run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}.json"
-  done
-fi
-if [ "$mode" != quick ] && $B/tessel soak --help >/dev/null 2>&1; then
-  step "soak: 10,000 frames at 3840x2160 through one engine"
-  nvidia-smi --query-gpu=memory.used --format=csv,noheader
+if [ "$mode" != quick ]; then
+  step "soak: 10,000 frames at 3840x2160 through one engine (device memory sampled every 2 s)"
+  (while true; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; sleep 2; done) > "$OUT/soak_device_mib.txt" &
+  sampler=$!
   run $B/tessel soak --network vulkan --frames 10000 --size 3840x2160 --ratio 2
-  nvidia-smi --query-gpu=memory.used --format=csv,noheader
+  kill $sampler
+  echo "device memory used (MiB) during the soak: first $(head -1 "$OUT/soak_device_mib.txt"), after load $(sed -n 3p "$OUT/soak_device_mib.txt"), max $(sort -n "$OUT/soak_device_mib.txt" | tail -1), last $(tail -1 "$OUT/soak_device_mib.txt")"
 fi
 echo
 echo "device_check: $([ $fail = 0 ] && echo all passed || echo SOME FAILED)"

@@ -1,9 +1,9 @@
 #version 460
 // The cooperative-matrix path of linear.comp (same variants; the inputs are rounded to f16):
 // a workgroup takes 64 tokens. It loads their input rows once (gathered, LayerNorm applied)
-// as f16 into shared memory, then for each 64-output chunk every subgroup multiplies 16-row
-// blocks by W^T (read from the weights as column-major 16x16 tiles) into f32 accumulators,
-// and the shared epilogue writes four outputs per invocation.
+// as f16 into shared memory; then for each chunk of COLS outputs it loads those rows of W
+// (= W^T column-major) into shared memory, every subgroup multiplies 16-row blocks into f32
+// accumulators, and the shared epilogue writes four outputs per invocation.
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -16,6 +16,7 @@ layout(local_size_x = TS_COOP_THREADS) in;
 #define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 
 shared float16_t As[TS_COOP_ROWS * IN];
+shared float16_t Ws[COLS * IN];
 // LN: the f32 input rows; afterwards the f32 result tile of one output chunk (stride COLS).
 shared float Fs[TS_COOP_ROWS * STAGE];
 shared vec2 part[TS_COOP_THREADS];
@@ -66,8 +67,14 @@ void load_rows(uint t0) {
 void main() {
     uint t0 = gl_WorkGroupID.x * TS_COOP_ROWS;
     load_rows(t0);
-    for (uint n0 = 0; n0 < OUT; n0 += TS_COOP_COLS) {
-        uint nblocks = min(uint(TS_COOP_COLS / 16), uint(OUT - n0) / 16);
+    F16x4Buf w4 = F16x4Buf(pc.w);
+    for (uint n0 = 0; n0 < OUT; n0 += COLS) {
+        uint nblocks = min(uint(COLS / 16), uint(OUT - n0) / 16);
+        for (uint e = gl_LocalInvocationID.x; e < nblocks * 16 * IN / 4; e += TS_COOP_THREADS) {
+            f16vec4 v = w4.v[n0 * IN / 4 + e];
+            for (int j = 0; j < 4; j++) Ws[e * 4 + j] = v[j];
+        }
+        barrier();
         for (uint rb = gl_SubgroupID; rb < TS_COOP_ROWS / 16; rb += gl_NumSubgroups) {
             ACC c0 = ACC(0.0);
             ACC c1 = ACC(0.0);
@@ -77,26 +84,26 @@ void main() {
                 coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a;
                 coopMatLoad(a, As, rb * 16 * IN + k, IN, gl_CooperativeMatrixLayoutRowMajor);
                 coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> bm;
-                coopMatLoad(bm, F16Buf(pc.w).v, n0 * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
+                coopMatLoad(bm, Ws, k, IN, gl_CooperativeMatrixLayoutColumnMajor);
                 c0 = coopMatMulAdd(a, bm, c0);
                 if (nblocks > 1) {
-                    coopMatLoad(bm, F16Buf(pc.w).v, (n0 + 16) * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
+                    coopMatLoad(bm, Ws, 16 * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
                     c1 = coopMatMulAdd(a, bm, c1);
                 }
                 if (nblocks > 2) {
-                    coopMatLoad(bm, F16Buf(pc.w).v, (n0 + 32) * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
+                    coopMatLoad(bm, Ws, 32 * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
                     c2 = coopMatMulAdd(a, bm, c2);
                 }
                 if (nblocks > 3) {
-                    coopMatLoad(bm, F16Buf(pc.w).v, (n0 + 48) * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
+                    coopMatLoad(bm, Ws, 48 * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
                     c3 = coopMatMulAdd(a, bm, c3);
                 }
             }
-            uint base = rb * 16 * TS_COOP_COLS;
-            coopMatStore(c0, Fs, base, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
-            if (nblocks > 1) coopMatStore(c1, Fs, base + 16, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
-            if (nblocks > 2) coopMatStore(c2, Fs, base + 32, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
-            if (nblocks > 3) coopMatStore(c3, Fs, base + 48, TS_COOP_COLS, gl_CooperativeMatrixLayoutRowMajor);
+            uint base = rb * 16 * COLS;
+            coopMatStore(c0, Fs, base, COLS, gl_CooperativeMatrixLayoutRowMajor);
+            if (nblocks > 1) coopMatStore(c1, Fs, base + 16, COLS, gl_CooperativeMatrixLayoutRowMajor);
+            if (nblocks > 2) coopMatStore(c2, Fs, base + 32, COLS, gl_CooperativeMatrixLayoutRowMajor);
+            if (nblocks > 3) coopMatStore(c3, Fs, base + 48, COLS, gl_CooperativeMatrixLayoutRowMajor);
         }
         barrier();
         // Epilogue: each invocation takes up to EPI four-output items; their values and residual
@@ -111,7 +118,7 @@ void main() {
             uint r = e / q, c = (e % q) * 4;
             live[k] = e < TS_COOP_ROWS * q && t0 + r < pc.tokens;
             if (live[k]) {
-                uint ci = r * TS_COOP_COLS + c;
+                uint ci = r * COLS + c;
                 val[k] = linear_value4(t0 + r, n0 + c, vec4(Fs[ci], Fs[ci + 1], Fs[ci + 2], Fs[ci + 3]));
                 dst[k] = linear_dst(t0 + r, n0 + c);
                 old[k] = linear_old4(dst[k]);

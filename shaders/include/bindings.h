@@ -37,6 +37,7 @@
 #define TS_SPEC_P 7
 #define TS_SPEC_LN 8
 #define TS_SPEC_STAGE 9
+#define TS_SPEC_COLS 10
 
 // Linear modes.
 #define TS_MODE_PLAIN 0

@@ -9,8 +9,10 @@ layout(constant_id = TS_SPEC_OUT_F16) const int OUT_F16 = 0;
 layout(constant_id = TS_SPEC_P) const int P = 8;
 // LN 1: a LayerNorm over the IN channels of each input row (gamma, beta) comes first.
 layout(constant_id = TS_SPEC_LN) const int LN = 0;
-// linear_coop.comp: row width of its f32 staging tile (LN: max(IN, 64); else 64).
+// linear_coop.comp: outputs per chunk (64, 32 or 16: what fits the shared memory with the
+// chunk's weights), and the row width of its f32 staging tile (LN: max(IN, COLS); else COLS).
 layout(constant_id = TS_SPEC_STAGE) const int STAGE = 64;
+layout(constant_id = TS_SPEC_COLS) const int COLS = 64;
 layout(push_constant) uniform PC {
     uint64_t x;
     uint64_t y;

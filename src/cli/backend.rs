@@ -22,6 +22,9 @@ pub struct Extras {
     pub tokens_head: bool,
     /// History colour after the frame (tonemapped RGB).
     pub history: bool,
+    /// Leave the output on the device (a benchmark): Evaluation.output comes back empty from a
+    /// GPU backend.
+    pub no_output: bool,
 }
 
 /// One evaluated frame.

@@ -87,6 +87,7 @@ pub fn bench(o: &BenchOptions) -> Result<BenchReport> {
     let mut backends = Vec::new();
     for &choice in &o.networks {
         let mut b = open_backend(choice, pkg.as_ref(), &Settings::default(), render, o.output)?;
+        b.set_extras(crate::cli::backend::Extras { no_output: true, ..Default::default() });
         eprintln!("tessel: {}", b.label());
         backends.push(run_one(b.as_mut(), &inputs, o, network_flops)?);
     }

@@ -82,7 +82,7 @@ pub fn check_case(choice: NetworkChoice, case: &Path, model: Option<&Path>) -> R
     let name = case.file_name().map_or_else(|| case.display().to_string(), |n| n.to_string_lossy().into_owned());
     let pkg = case_model(case, model)?;
     let seq = Sequence::open(&case.join("frames.json"))?;
-    let extras = Extras { tokens_head: true, history: true };
+    let extras = Extras { tokens_head: true, history: true, no_output: false };
     let mut cpu = open_cpu(&pkg, seq.settings(), seq.output(), "");
     let mut be = open_backend(choice, Some(&pkg), seq.settings(), largest_render(&seq), seq.output())?;
     cpu.set_extras(extras);

@@ -76,6 +76,7 @@ impl Backend for VulkanBackend {
     }
     fn set_extras(&mut self, e: Extras) {
         self.runner.read = ReadBack { tokens: e.tokens_head, head: e.tokens_head, history: e.history };
+        self.runner.read_output = !e.no_output;
     }
     fn evaluate(&mut self, f: &FrameData) -> Result<FrameResult> {
         let (eval, gpu) = self.runner.evaluate(f)?;

@@ -131,7 +131,12 @@ fn create_instance(entry: &ash::Entry) -> Result<ash::Instance> {
         .engine_name(c"tessel")
         .api_version(vk::make_api_version(0, 1, 3, 0));
     let info = vk::InstanceCreateInfo::default().application_info(&app);
-    unsafe { entry.create_instance(&info, None) }.call("vkCreateInstance")
+    unsafe { entry.create_instance(&info, None) }.map_err(|r| match r {
+        vk::Result::ERROR_INCOMPATIBLE_DRIVER => VkError::NoDevice(
+            "the Vulkan loader found no driver (vkCreateInstance: ERROR_INCOMPATIBLE_DRIVER); install one (software: mesa-vulkan-drivers, lavapipe)".into(),
+        ),
+        r => VkError::Call { call: "vkCreateInstance", result: r },
+    })
 }
 
 fn query_caps(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevice) -> Caps {

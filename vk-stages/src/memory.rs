@@ -13,8 +13,11 @@ use crate::error::{Check, Result, VkError};
 pub enum Location {
     /// Device-local: what the shaders read and write every frame.
     Device,
-    /// Host-visible and coherent (mapped): uploads, read-backs, small state.
+    /// Host-visible and coherent (mapped): uploads, small state.
     Host,
+    /// Host-visible, coherent and cached where the device offers it: read-backs (uncached
+    /// memory is slow for the CPU to read).
+    HostRead,
 }
 
 /// A buffer and its memory. Holds its device (Arc), so it can never outlive it.
@@ -52,9 +55,14 @@ impl Buffer {
         let req = unsafe { d.get_buffer_memory_requirements(buffer) };
         let flags = match loc {
             Location::Device => vk::MemoryPropertyFlags::DEVICE_LOCAL,
-            Location::Host => vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+            Location::Host | Location::HostRead => vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
         };
-        let Some(mt) = shared.memory_type(req.memory_type_bits, flags) else {
+        let cached = flags | vk::MemoryPropertyFlags::HOST_CACHED;
+        let found = match loc {
+            Location::HostRead => shared.memory_type(req.memory_type_bits, cached).or_else(|| shared.memory_type(req.memory_type_bits, flags)),
+            _ => shared.memory_type(req.memory_type_bits, flags),
+        };
+        let Some(mt) = found else {
             unsafe { d.destroy_buffer(buffer, None) };
             return Err(VkError::Memory(format!("buffer '{name}' ({size} bytes, {loc:?})")));
         };
@@ -75,7 +83,7 @@ impl Buffer {
         let mut buf = Buffer { shared: shared.clone(), buffer, memory, size, address: 0, mapped: std::ptr::null_mut(), exportable, name };
         unsafe { d.bind_buffer_memory(buffer, memory, 0) }.call("vkBindBufferMemory")?;
         buf.address = unsafe { d.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer)) };
-        if loc == Location::Host {
+        if loc != Location::Device {
             buf.mapped = unsafe { d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) }.call("vkMapMemory")? as *mut u8;
         }
         Ok(buf)

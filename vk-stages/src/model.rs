@@ -33,21 +33,26 @@ impl LinearSpec {
         LinearSpec { inp: inp as u32, out: out as u32, act: 0, mode: b::MODE_PLAIN, residual: 0, in_f16: 0, out_f16: 0, ln: 0 }
     }
     pub fn variant(&self, p: u32) -> Variant {
-        Variant::new("linear", &self.spec(p))
+        Variant::new("linear", &self.spec(p, b::COOP_COLS))
     }
-    pub fn coop_variant(&self, p: u32) -> Variant {
-        Variant::new("linear_coop", &self.spec(p))
+    /// The cooperative-matrix variant with `cols` outputs per chunk.
+    pub fn coop_variant(&self, p: u32, cols: u32) -> Variant {
+        Variant::new("linear_coop", &self.spec(p, cols))
     }
-    fn spec(&self, p: u32) -> [u32; 10] {
-        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage()]
+    fn spec(&self, p: u32, cols: u32) -> [u32; 11] {
+        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols]
     }
     /// Row width of the cooperative-matrix shader's f32 staging tile.
-    pub fn stage(&self) -> u32 {
+    pub fn stage(&self, cols: u32) -> u32 {
         if self.ln == 1 {
-            self.inp.max(b::COOP_COLS)
+            self.inp.max(cols)
         } else {
-            b::COOP_COLS
+            cols
         }
+    }
+    /// Shared memory the cooperative-matrix shader needs with `cols` outputs per chunk.
+    pub fn coop_shared_bytes(&self, cols: u32) -> u32 {
+        b::COOP_ROWS * self.inp * 2 + cols * self.inp * 2 + b::COOP_ROWS * self.stage(cols) * 4 + (b::COOP_ROWS + b::COOP_THREADS) * 8
     }
 }
 
@@ -214,8 +219,8 @@ impl Model {
         Self::build_pipelines(&mut pipelines, &pkg.config, &layers)?;
         if path == NetPath::CoopMat {
             for l in layers.all() {
-                if coop_fits(shared, &l) {
-                    pipelines.build(&l.coop_variant(pkg.config.pixel_embed as u32))?;
+                if let Some(cols) = coop_cols(shared, &l) {
+                    pipelines.build(&l.coop_variant(pkg.config.pixel_embed as u32, cols))?;
                 }
             }
         }
@@ -250,10 +255,10 @@ impl Model {
     /// The pipeline variant and workgroup counts of a linear layer over `tokens` tokens.
     pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
         let p = self.config.pixel_embed as u32;
-        if self.path == NetPath::CoopMat && coop_fits(&self.shared, l) {
+        if let (NetPath::CoopMat, Some(cols)) = (&self.path, coop_cols(&self.shared, l)) {
             // One workgroup per 64 tokens; it loops over the output chunks itself.
             let groups = ((tokens as u32).div_ceil(b::COOP_ROWS), 1, 1);
-            (l.coop_variant(p), groups)
+            (l.coop_variant(p, cols), groups)
         } else {
             ((l.variant(p)), ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1))
         }
@@ -265,11 +270,13 @@ impl Model {
     }
 }
 
-/// Whether the cooperative-matrix tile of a layer fits the device's shared memory (inputs as
-/// f16 plus the f32 result tile, with 1 KiB to spare).
-pub fn coop_fits(shared: &DeviceShared, l: &LinearSpec) -> bool {
-    let need = b::COOP_ROWS * l.inp * 2 + b::COOP_ROWS * l.stage() * 4 + (b::COOP_ROWS + b::COOP_THREADS) * 8 + 1024;
-    need <= shared.caps.shared_memory && l.inp % 16 == 0
+/// The widest output chunk (64, 32 or 16) whose cooperative-matrix tiles fit the device's
+/// shared memory with 1 KiB to spare; None: the layer takes the scalar shader.
+pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec) -> Option<u32> {
+    if l.inp % 16 != 0 {
+        return None;
+    }
+    [64, 32, 16].into_iter().find(|&c| l.coop_shared_bytes(c) + 1024 <= shared.caps.shared_memory)
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P). `f64`: the device has

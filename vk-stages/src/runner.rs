@@ -48,6 +48,9 @@ pub struct Runner {
     readback: Buffer,
     pub settings: Settings,
     pub read: ReadBack,
+    /// Read the output image back (on by default; a benchmark may turn it off: the Evaluation's
+    /// output is then empty).
+    pub read_output: bool,
     pub controls: Controls,
     last_history: Vec<f32>,
 }
@@ -69,7 +72,7 @@ impl Runner {
         let rpix = (capacity.0 * capacity.1) as u64;
         let upload = Buffer::new(&shared, "upload", rpix * (16 + 8 + 4), Location::Host, false)?;
         let lay = Self::layout(&engine);
-        let readback = Buffer::new(&shared, "read-back", lay.end, Location::Host, false)?;
+        let readback = Buffer::new(&shared, "read-back", lay.end, Location::HostRead, false)?;
         let d = &shared.device;
         let pool = unsafe {
             d.create_command_pool(
@@ -91,6 +94,7 @@ impl Runner {
             readback,
             settings,
             read: ReadBack::default(),
+            read_output: true,
             controls: Controls::Head,
             last_history: Vec::new(),
         })
@@ -192,7 +196,9 @@ impl Runner {
             let (ow, oh) = e.output;
             let opix = (ow * oh) as u64;
             let (tb, hb) = e.token_bytes();
-            d.cmd_copy_buffer(cmd, e.output_rgba.buffer, rb, &[vk::BufferCopy::default().dst_offset(lay.output).size(opix * 16)]);
+            if self.read_output {
+                d.cmd_copy_buffer(cmd, e.output_rgba.buffer, rb, &[vk::BufferCopy::default().dst_offset(lay.output).size(opix * 16)]);
+            }
             if self.read.tokens {
                 d.cmd_copy_buffer(cmd, e.tokens.buffer, rb, &[vk::BufferCopy::default().dst_offset(lay.tokens).size(tb)]);
             }
@@ -223,7 +229,7 @@ impl Runner {
         let f16s = |off: u64, count: usize| -> Vec<f32> {
             rb[off as usize..off as usize + count * 2].chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect()
         };
-        let output = f32s(lay.output, ow * oh * 4);
+        let output = if self.read_output { f32s(lay.output, ow * oh * 4) } else { Vec::new() };
         let (tb, hb) = self.engine.token_bytes();
         let tokens = if self.read.tokens { f16s(lay.tokens, tb as usize / 2) } else { Vec::new() };
         let head = if self.read.head { f16s(lay.head, hb as usize / 2) } else { Vec::new() };
