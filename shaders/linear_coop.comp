@@ -10,6 +10,10 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "linear_params.glsl"
+// MODE_HEAD: the workgroup's token rows, for the per-pixel head path in the epilogue.
+shared float16_t Ts[TS_COOP_ROWS * TOKEN_TILE];
+uint tile_t0;
+#define LINEAR_TOKEN_SHARED(t, i) float(Ts[((t) - tile_t0) * TOKEN_TILE + (i)])
 #include "linear_epilogue.glsl"
 layout(local_size_x = TS_COOP_THREADS) in;
 
@@ -66,6 +70,15 @@ void load_rows(uint t0) {
 
 void main() {
     uint t0 = gl_WorkGroupID.x * TS_COOP_ROWS;
+    tile_t0 = t0;
+    if (MODE == TS_MODE_HEAD && TOKEN_TILE > 1) {
+        const uint Q = TOKEN_TILE / 4;
+        for (uint e = gl_LocalInvocationID.x; e < TS_COOP_ROWS * Q; e += TS_COOP_THREADS) {
+            uint r = e / Q;
+            f16vec4 v = t0 + r < pc.tokens ? F16x4Buf(pc.aux).v[(t0 + r) * Q + e % Q] : f16vec4(0.0);
+            for (int j = 0; j < 4; j++) Ts[e * 4 + j] = v[j];
+        }
+    }
     load_rows(t0);
     F16x4Buf w4 = F16x4Buf(pc.w);
     for (uint n0 = 0; n0 < OUT; n0 += COLS) {

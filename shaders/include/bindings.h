@@ -38,6 +38,7 @@
 #define TS_SPEC_LN 8
 #define TS_SPEC_STAGE 9
 #define TS_SPEC_COLS 10
+#define TS_SPEC_TOKEN_TILE 11
 
 // Linear modes.
 #define TS_MODE_PLAIN 0

@@ -32,6 +32,16 @@ vec2 ln_stats(uint t) {
     return vec2(mean, 1.0 / sqrt(q / float(IN) + 1e-5));
 }
 
+// Pixel embedding p of slot s of token t (the token buffer), for the per-pixel head path. A
+// shader that keeps the token rows in shared memory defines LINEAR_TOKEN_SHARED(t, i).
+float linear_token(uint t, uint s, int p) {
+#ifdef LINEAR_TOKEN_SHARED
+    return LINEAR_TOKEN_SHARED(t, (s * P + p));
+#else
+    return float(F16Buf(pc.aux).v[(t * 16 + s) * P + p]);
+#endif
+}
+
 // Outputs o..o+3 (o a multiple of 4) of token t from their accumulated products: bias, SiLU,
 // the per-pixel head path. Loads only, so a caller can batch several before storing.
 vec4 linear_value4(uint t, uint o, vec4 acc) {
@@ -39,10 +49,9 @@ vec4 linear_value4(uint t, uint o, vec4 acc) {
     if (ACT == 1) v = v / (1.0 + exp(-v));
     if (MODE == TS_MODE_HEAD && pc.aux != 0ul) {
         uint s = o / TS_HEAD_CHANNELS, k0 = o % TS_HEAD_CHANNELS;
-        F16Buf tok = F16Buf(pc.aux);
         F16Buf pw = F16Buf(pc.aux_w);
         float e[TS_FEATURES];
-        for (int p = 0; p < P; p++) e[p] = float(tok.v[(t * 16 + s) * P + p]);
+        for (int p = 0; p < P; p++) e[p] = linear_token(t, s, p);
         for (int j = 0; j < 4; j++) {
             float ph = float(F16Buf(pc.aux_b).v[k0 + j]);
             for (int p = 0; p < P; p++) ph += float(pw.v[(k0 + j) * P + p]) * e[p];

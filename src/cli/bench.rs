@@ -46,9 +46,21 @@ pub struct BackendBench {
     pub wall_ms: Spread,
     /// Network FLOPs per frame / median network time (None without a network).
     pub network_tflops: Option<f64>,
-    /// Per-layer median GPU milliseconds (TESSEL_PROFILE=1).
+    /// Per-layer median GPU milliseconds with the bytes and FLOPs each must move and compute
+    /// at the least (TESSEL_PROFILE=1).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub layers: Vec<(String, f64)>,
+    pub layers: Vec<LayerBench>,
+}
+
+#[derive(Serialize)]
+pub struct LayerBench {
+    pub name: String,
+    pub ms: f64,
+    pub bytes: u64,
+    pub flops: u64,
+    /// bytes / ms and FLOPs / ms, in GB/s and TFLOP/s.
+    pub gbps: f64,
+    pub tflops: f64,
 }
 
 #[derive(Serialize)]
@@ -69,6 +81,7 @@ struct Sample {
     stages: [f64; 4],
     wall: f64,
     layers: Vec<(String, f64)>,
+    costs: Vec<(u64, u64)>,
 }
 
 pub fn bench(o: &BenchOptions) -> Result<BenchReport> {
@@ -117,11 +130,11 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
         let wall = t0.elapsed().as_secs_f64() * 1e3;
         let t = r.eval.times;
         if i >= warmup {
-            let (frame, layers) = match r.gpu {
-                Some(g) => (g.frame_ms, g.layers),
-                None => (t.total_ms(), Vec::new()),
+            let (frame, layers, costs) = match r.gpu {
+                Some(g) => (g.frame_ms, g.layers, g.layer_costs),
+                None => (t.total_ms(), Vec::new(), Vec::new()),
             };
-            samples.push(Sample { frame, stages: [t.prepare_ms, t.input_ms, t.network_ms, t.reconstruct_ms], wall, layers });
+            samples.push(Sample { frame, stages: [t.prepare_ms, t.input_ms, t.network_ms, t.reconstruct_ms], wall, layers, costs });
         }
         pb.inc(1);
     }
@@ -146,13 +159,15 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
     })
 }
 
-/// Median per layer label, in the order of the first frame.
-fn layer_medians(samples: &[Sample]) -> Vec<(String, f64)> {
+/// Median per layer label, in the order of the first frame, with each layer's cost.
+fn layer_medians(samples: &[Sample]) -> Vec<LayerBench> {
     let Some(first) = samples.first() else { return Vec::new() };
     (0..first.layers.len())
         .map(|k| {
             let v: Vec<f64> = samples.iter().filter_map(|s| s.layers.get(k).map(|l| l.1)).collect();
-            (first.layers[k].0.clone(), median(&v))
+            let ms = median(&v);
+            let (bytes, flops) = first.costs.get(k).copied().unwrap_or((0, 0));
+            LayerBench { name: first.layers[k].0.clone(), ms, bytes, flops, gbps: bytes as f64 / ms / 1e6, tflops: flops as f64 / ms / 1e9 }
         })
         .collect()
 }
@@ -190,9 +205,10 @@ fn print_report(r: &BenchReport) {
         );
     }
     for b in r.backends.iter().filter(|b| !b.layers.is_empty()) {
-        say!("{}: per-layer median GPU ms (TESSEL_PROFILE=1)", b.backend);
-        for (name, ms) in &b.layers {
-            say!("  {name:<40} {ms:>9.4}");
+        say!("{}: per-layer median GPU time (TESSEL_PROFILE=1), with the bytes and FLOPs each must move at the least", b.backend);
+        say!("  {:<24} {:>9} {:>9} {:>9} {:>9} {:>9}", "layer", "ms", "MB", "GFLOP", "GB/s", "TFLOP/s");
+        for l in &b.layers {
+            say!("  {:<24} {:>9.4} {:>9.1} {:>9.3} {:>9.0} {:>9.2}", l.name, l.ms, l.bytes as f64 / 1e6, l.flops as f64 / 1e9, l.gbps, l.tflops);
         }
     }
 }

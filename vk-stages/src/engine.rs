@@ -242,6 +242,11 @@ impl Engine {
         v
     }
 
+    /// Cost (bytes, FLOPs) of each profiled network step, in the order of the per-layer times.
+    pub fn layer_costs(&self) -> Vec<crate::plan::Cost> {
+        self.plan.iter().filter(|s| s.profile_label.is_some()).map(|s| s.cost).collect()
+    }
+
     /// Queries written by the last recorded frame.
     pub fn queries_written(&self) -> u32 {
         self.next_query

@@ -39,8 +39,16 @@ impl LinearSpec {
     pub fn coop_variant(&self, p: u32, cols: u32) -> Variant {
         Variant::new("linear_coop", &self.spec(p, cols))
     }
-    fn spec(&self, p: u32, cols: u32) -> [u32; 11] {
-        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols]
+    fn spec(&self, p: u32, cols: u32) -> [u32; 12] {
+        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols, self.token_tile(p)]
+    }
+    /// Halves per token of the head layer's shared copy of the token rows (16 P), else 1.
+    pub fn token_tile(&self, p: u32) -> u32 {
+        if self.mode == b::MODE_HEAD {
+            16 * p
+        } else {
+            1
+        }
     }
     /// Row width of the cooperative-matrix shader's f32 staging tile.
     pub fn stage(&self, cols: u32) -> u32 {
@@ -51,8 +59,9 @@ impl LinearSpec {
         }
     }
     /// Shared memory the cooperative-matrix shader needs with `cols` outputs per chunk.
-    pub fn coop_shared_bytes(&self, cols: u32) -> u32 {
+    pub fn coop_shared_bytes(&self, cols: u32, p: u32) -> u32 {
         b::COOP_ROWS * self.inp * 2 + cols * self.inp * 2 + b::COOP_ROWS * self.stage(cols) * 4 + (b::COOP_ROWS + b::COOP_THREADS) * 8
+            + b::COOP_ROWS * self.token_tile(p) * 2
     }
 }
 
@@ -219,7 +228,7 @@ impl Model {
         Self::build_pipelines(&mut pipelines, &pkg.config, &layers)?;
         if path == NetPath::CoopMat {
             for l in layers.all() {
-                if let Some(cols) = coop_cols(shared, &l) {
+                if let Some(cols) = coop_cols(shared, &l, pkg.config.pixel_embed as u32) {
                     pipelines.build(&l.coop_variant(pkg.config.pixel_embed as u32, cols))?;
                 }
             }
@@ -255,7 +264,7 @@ impl Model {
     /// The pipeline variant and workgroup counts of a linear layer over `tokens` tokens.
     pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
         let p = self.config.pixel_embed as u32;
-        if let (NetPath::CoopMat, Some(cols)) = (&self.path, coop_cols(&self.shared, l)) {
+        if let (NetPath::CoopMat, Some(cols)) = (&self.path, coop_cols(&self.shared, l, p)) {
             // One workgroup per 64 tokens; it loops over the output chunks itself.
             let groups = ((tokens as u32).div_ceil(b::COOP_ROWS), 1, 1);
             (l.coop_variant(p, cols), groups)
@@ -272,11 +281,11 @@ impl Model {
 
 /// The widest output chunk (64, 32 or 16) whose cooperative-matrix tiles fit the device's
 /// shared memory with 1 KiB to spare; None: the layer takes the scalar shader.
-pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec) -> Option<u32> {
+pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
     if l.inp % 16 != 0 {
         return None;
     }
-    [64, 32, 16].into_iter().find(|&c| l.coop_shared_bytes(c) + 1024 <= shared.caps.shared_memory)
+    [64, 32, 16].into_iter().find(|&c| l.coop_shared_bytes(c, p) + 1024 <= shared.caps.shared_memory)
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P). `f64`: the device has

@@ -61,6 +61,16 @@ pub struct Step {
     pub shift_layer: Option<usize>,
     /// Its label in the per-dispatch profile (a timestamp follows each step when profiling).
     pub profile_label: Option<String>,
+    /// What it must move and compute at the least (for the per-kernel table).
+    pub cost: Cost,
+}
+
+/// Bytes a step reads and writes in device memory (each tensor once: its inputs, outputs,
+/// residual reads, weights) and the FLOPs of its products (2 per multiply-add).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cost {
+    pub bytes: u64,
+    pub flops: u64,
 }
 
 /// Addresses of the buffers the network reads and writes.
@@ -83,9 +93,9 @@ pub struct PlanBuilder<'a> {
 }
 
 impl PlanBuilder<'_> {
-    fn push_step(&mut self, v: &Variant, push: Push, groups: (u32, u32, u32), label: String) {
+    fn push_step(&mut self, v: &Variant, push: Push, groups: (u32, u32, u32), label: String, cost: Cost) {
         let pipeline = self.model.pipelines.get(v);
-        self.steps.push(Step { pipeline, push, groups, shift_layer: None, profile_label: Some(label) });
+        self.steps.push(Step { pipeline, push, groups, shift_layer: None, profile_label: Some(label), cost });
     }
 
     /// A linear layer; `norm`: the LayerNorm (tensor prefix) its input rows go through first.
@@ -109,7 +119,8 @@ impl PlanBuilder<'_> {
             .u32(tokens as u32)
             .u32(width as u32);
         let (variant, groups) = m.linear_dispatch(l, tokens);
-        self.push_step(&variant, push, groups, prefix.to_string());
+        let cost = linear_cost(l, tokens as u64, m.config.pixel_embed as u64, aux[0] != 0);
+        self.push_step(&variant, push, groups, prefix.to_string(), cost);
     }
 
     fn block(&mut self, bs: &BlockSpec) {
@@ -125,7 +136,8 @@ impl PlanBuilder<'_> {
         self.linear(&ly.qkv[level], x, qkv, &format!("{name}.qkv"), t, w, none, Some(&format!("{name}.norm1")));
         let push = Push::new().u64(qkv).u64(attn).u64(m.tensor(&format!("{name}.rpb"))).u32(w as u32).u32(h as u32).u32(0).u32(0);
         let windows = (t / b::WINDOW_TOKENS as usize) as u32;
-        self.push_step(&Variant::new("attention", &[c as u32]), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"));
+        let cost = Cost { bytes: t as u64 * 4 * c as u64 * 2, flops: 2 * t as u64 * 2 * b::WINDOW_TOKENS as u64 * c as u64 };
+        self.push_step(&Variant::new("attention", &[c as u32]), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"), cost);
         self.steps.last_mut().unwrap().shift_layer = Some(bs.layer);
         self.linear(&ly.proj[level], attn, x, &format!("{name}.proj"), t, w, none, None);
         self.linear(&ly.fc1[level], x, hidden, &format!("{name}.fc1"), t, w, none, Some(&format!("{name}.norm2")));
@@ -164,4 +176,20 @@ impl PlanBuilder<'_> {
         self.linear(&m.layers.head, x0, head, "head", w0 * h0, w0, aux, Some("head_norm"));
         self.steps
     }
+}
+
+/// The least a linear layer moves and computes over `tokens` rows (output rows; for the
+/// expansion, input rows): input rows, output rows (read too when added to), weights, and for the
+/// head with the per-pixel path, the token rows.
+pub fn linear_cost(l: &LinearSpec, tokens: u64, p: u64, pixel_head: bool) -> Cost {
+    let (inp, out) = (l.inp as u64, l.out as u64);
+    let in_bytes = tokens * inp * if l.in_f16 == 1 { 2 } else { 4 };
+    let out_elem = if l.out_f16 == 1 { 2 } else { 4 };
+    let out_bytes = tokens * out * out_elem * if l.residual == 1 { 2 } else { 1 };
+    let mut cost = Cost { bytes: in_bytes + out_bytes + out * inp * 2, flops: 2 * tokens * inp * out };
+    if pixel_head {
+        cost.bytes += tokens * 16 * p * 2;
+        cost.flops += 2 * tokens * 16 * p * 8;
+    }
+    cost
 }

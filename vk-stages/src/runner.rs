@@ -36,6 +36,8 @@ pub struct GpuTimes {
     pub frame_ms: f64,
     /// Per network layer (TESSEL_PROFILE=1): label and milliseconds since the previous point.
     pub layers: Vec<(String, f64)>,
+    /// Per network layer (TESSEL_PROFILE=1): bytes moved and FLOPs, at the least.
+    pub layer_costs: Vec<(u64, u64)>,
 }
 
 pub struct Runner {
@@ -268,6 +270,7 @@ impl Runner {
             network_ms: ms(raw[2], raw[k - 2]),
             reconstruct_ms: ms(raw[k - 2], raw[k - 1]),
             frame_ms: ms(raw[0], raw[k - 1]),
+            layer_costs: if layers.is_empty() { Vec::new() } else { self.engine.layer_costs().iter().map(|c| (c.bytes, c.flops)).collect() },
             layers,
         })
     }
