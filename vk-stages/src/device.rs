@@ -312,3 +312,45 @@ impl DeviceShared {
             .find(|&i| bits & (1 << i) != 0 && self.mem_props.memory_types[i as usize].property_flags.contains(flags))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn good() -> Caps {
+        Caps {
+            name: "test device".into(),
+            driver: "none".into(),
+            api: (1, 3, 0),
+            device_type: vk::PhysicalDeviceType::DISCRETE_GPU,
+            uuid: [0; 16],
+            subgroup_size: 32,
+            shared_memory: 48 * 1024,
+            max_push_constants: 256,
+            f16_arithmetic: true,
+            storage_16bit: true,
+            int64: true,
+            float64: true,
+            buffer_device_address: true,
+            timeline_semaphore: true,
+            coopmat_f16_16: false,
+            external_memory_fd: true,
+            external_semaphore_fd: false,
+            timestamp_period_ns: 1.0,
+            timestamps: true,
+        }
+    }
+
+    #[test]
+    fn a_device_without_what_the_engine_needs_is_refused_by_name() {
+        assert_eq!(good().missing(), None);
+        let c = Caps { storage_16bit: false, ..good() };
+        assert!(c.missing().unwrap().contains("16-bit storage"), "{:?}", c.missing());
+        let c = Caps { shared_memory: 8 * 1024, ..good() };
+        assert!(c.missing().unwrap().contains("16 KiB of compute shared memory (device has 8 KiB)"), "{:?}", c.missing());
+        let c = Caps { api: (1, 2, 0), ..good() };
+        assert!(c.missing().unwrap().contains("Vulkan 1.3"), "{:?}", c.missing());
+        // f64 is optional: the _nof64 shader variants take over.
+        assert_eq!(Caps { float64: false, ..good() }.missing(), None);
+    }
+}

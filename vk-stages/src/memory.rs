@@ -115,6 +115,49 @@ impl Buffer {
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
 
+    /// Imports memory exported by `export_fd` (this process or another, any Vulkan device of
+    /// the same physical GPU) as a device-local buffer of `size` bytes. On success Vulkan owns
+    /// the fd (it is closed with the memory); on failure it is closed here.
+    pub fn import_fd(shared: &Arc<DeviceShared>, name: &'static str, fd: OwnedFd, size: u64) -> Result<Buffer> {
+        use std::os::fd::IntoRawFd;
+        let d = &shared.device;
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
+            | vk::BufferUsageFlags::TRANSFER_SRC
+            | vk::BufferUsageFlags::TRANSFER_DST
+            | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        let mut ext_info = vk::ExternalMemoryBufferCreateInfo::default().handle_types(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
+        let info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE).push_next(&mut ext_info);
+        let buffer = unsafe { d.create_buffer(&info, None) }.call("vkCreateBuffer")?;
+        let req = unsafe { d.get_buffer_memory_requirements(buffer) };
+        let Some(mt) = shared.memory_type(req.memory_type_bits, vk::MemoryPropertyFlags::DEVICE_LOCAL) else {
+            unsafe { d.destroy_buffer(buffer, None) };
+            return Err(VkError::Memory(format!("imported buffer '{name}'")));
+        };
+        let raw = fd.into_raw_fd();
+        let mut import = vk::ImportMemoryFdInfoKHR::default().handle_type(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD).fd(raw);
+        let mut flags_info = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let mut dedicated = vk::MemoryDedicatedAllocateInfo::default().buffer(buffer);
+        let alloc = vk::MemoryAllocateInfo::default()
+            .allocation_size(req.size)
+            .memory_type_index(mt)
+            .push_next(&mut import)
+            .push_next(&mut flags_info)
+            .push_next(&mut dedicated);
+        let memory = match unsafe { d.allocate_memory(&alloc, None) }.call("vkAllocateMemory (import)") {
+            Ok(m) => m,
+            Err(e) => {
+                // Ownership stays with us when the import fails.
+                drop(unsafe { OwnedFd::from_raw_fd(raw) });
+                unsafe { d.destroy_buffer(buffer, None) };
+                return Err(e);
+            }
+        };
+        let mut buf = Buffer { shared: shared.clone(), buffer, memory, size, address: 0, mapped: std::ptr::null_mut(), exportable: false, name };
+        unsafe { d.bind_buffer_memory(buffer, memory, 0) }.call("vkBindBufferMemory")?;
+        buf.address = unsafe { d.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer)) };
+        Ok(buf)
+    }
+
     pub fn is_exportable(&self) -> bool {
         self.exportable
     }

@@ -174,7 +174,7 @@ pub struct Model {
 }
 
 /// Records `f` into a one-time command buffer, submits it and waits (model load only).
-pub(crate) fn submit_once(shared: &DeviceShared, f: impl FnOnce(vk::CommandBuffer)) -> Result<()> {
+pub fn submit_once(shared: &DeviceShared, f: impl FnOnce(vk::CommandBuffer)) -> Result<()> {
     let d = &shared.device;
     unsafe {
         let pool = d

@@ -45,6 +45,8 @@ pub struct Runner {
     shared: Arc<DeviceShared>,
     pool: vk::CommandPool,
     cmd: vk::CommandBuffer,
+    /// The back's command buffer in a split frame.
+    cmd_back: vk::CommandBuffer,
     fence: vk::Fence,
     upload: Buffer,
     readback: Buffer,
@@ -53,6 +55,9 @@ pub struct Runner {
     /// Read the output image back (on by default; a benchmark may turn it off: the Evaluation's
     /// output is then empty).
     pub read_output: bool,
+    /// Submit the front and the rest as two submissions joined by the engine's timeline
+    /// semaphore (the split frame an external network runs inside); results are identical.
+    pub split: bool,
     pub controls: Controls,
     last_history: Vec<f32>,
 }
@@ -69,8 +74,13 @@ struct Layout {
 
 impl Runner {
     pub fn new(model: &Arc<Model>, settings: Settings, capacity: (usize, usize), output: (usize, usize)) -> Result<Runner> {
-        let engine = Engine::new(model, capacity, output, false)?;
-        let shared = model.shared.clone();
+        Self::with_engine(Engine::new(model, capacity, output, false)?, settings)
+    }
+
+    /// A runner around an engine made by the caller (e.g. with exportable token and head buffers).
+    pub fn with_engine(engine: Engine, settings: Settings) -> Result<Runner> {
+        let shared = engine.model.shared.clone();
+        let capacity = engine.capacity;
         let rpix = (capacity.0 * capacity.1) as u64;
         let upload = Buffer::new(&shared, "upload", rpix * (16 + 8 + 4), Location::Host, false)?;
         let lay = Self::layout(&engine);
@@ -83,15 +93,18 @@ impl Runner {
             )
         }
         .call("vkCreateCommandPool")?;
-        let cmd = unsafe { d.allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(pool).command_buffer_count(1)) }
-            .call("vkAllocateCommandBuffers")?[0];
+        let cmds = unsafe { d.allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(pool).command_buffer_count(2)) }
+            .call("vkAllocateCommandBuffers")?;
+        let (cmd, cmd_back) = (cmds[0], cmds[1]);
         let fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }.call("vkCreateFence")?;
         Ok(Runner {
             engine,
             shared,
             pool,
             cmd,
+            cmd_back,
             fence,
+            split: false,
             upload,
             readback,
             settings,
@@ -187,7 +200,26 @@ impl Runner {
         let e = &mut self.engine;
         let slot = (e.counter % b::PARAM_SLOTS as u64) as u32;
         let hist_write = (e.counter % 2) as usize;
+        let front_value = e.counter + 1;
         e.record_front(cmd, input)?;
+        let cmd = if self.split {
+            let back = self.cmd_back;
+            unsafe {
+                d.end_command_buffer(cmd).call("vkEndCommandBuffer")?;
+                let sems = [e.timeline];
+                let vals = [front_value];
+                let mut tl = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&vals);
+                let cmds = [cmd];
+                let submit = vk::SubmitInfo::default().command_buffers(&cmds).signal_semaphores(&sems).push_next(&mut tl);
+                d.queue_submit(self.shared.queue, &[submit], vk::Fence::null()).call("vkQueueSubmit (front)")?;
+                d.reset_command_buffer(back, vk::CommandBufferResetFlags::empty()).call("vkResetCommandBuffer")?;
+                d.begin_command_buffer(back, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
+                    .call("vkBeginCommandBuffer")?;
+            }
+            back
+        } else {
+            cmd
+        };
         if matches!(self.controls, Controls::Head) {
             e.record_network(cmd)?;
         }
@@ -220,7 +252,15 @@ impl Runner {
             d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::HOST, vk::DependencyFlags::empty(), &m, &[], &[]);
             d.end_command_buffer(cmd).call("vkEndCommandBuffer")?;
             let cmds = [cmd];
-            d.queue_submit(self.shared.queue, &[vk::SubmitInfo::default().command_buffers(&cmds)], self.fence).call("vkQueueSubmit")?;
+            let sems = [e.timeline];
+            let vals = [front_value];
+            let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
+            let mut tl = vk::TimelineSemaphoreSubmitInfo::default().wait_semaphore_values(&vals);
+            let mut submit = vk::SubmitInfo::default().command_buffers(&cmds);
+            if self.split {
+                submit = submit.wait_semaphores(&sems).wait_dst_stage_mask(&stages).push_next(&mut tl);
+            }
+            d.queue_submit(self.shared.queue, &[submit], self.fence).call("vkQueueSubmit")?;
             d.wait_for_fences(&[self.fence], true, u64::MAX).call("vkWaitForFences")?;
             d.reset_fences(&[self.fence]).call("vkResetFences")?;
         }

@@ -1,0 +1,190 @@
+//! The engine's behaviour beyond agreement: the split frame, exported buffers, automatic
+//! exposure, poisoned inputs, refusals. Each test skips loudly when no Vulkan device exists.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ash::vk;
+use tessel_model::config::NetworkConfig;
+use tessel_model::frame::FrameData;
+use tessel_model::network::Network;
+use tessel_model::package::ModelPackage;
+use tessel_model::pipeline::{HeadSource, Upscaler};
+use tessel_model::sequence::{Exposure, Settings};
+use vk_stages::memory::Buffer;
+use vk_stages::runner::ReadBack;
+use vk_stages::{DeviceShared, Engine, Model, Runner, VkError};
+
+fn device() -> Option<Arc<DeviceShared>> {
+    match DeviceShared::open() {
+        Ok(d) => Some(d),
+        Err(e) => {
+            eprintln!("skipped: no Vulkan device: {e}");
+            None
+        }
+    }
+}
+
+/// The small seeded network of the golden cases (two levels, per-pixel head path): fast on
+/// lavapipe.
+fn small_package() -> ModelPackage {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/golden/3x_48x30_pixel_head/model");
+    ModelPackage::read(&p).unwrap()
+}
+
+/// A textured frame that moves by one render pixel a frame.
+fn frame(rw: usize, rh: usize, t: usize) -> FrameData {
+    let mut color = vec![0.0f32; rw * rh * 4];
+    for y in 0..rh {
+        for x in 0..rw {
+            let fx = x as f32 + t as f32;
+            let i = (y * rw + x) * 4;
+            color[i] = 0.4 + 0.3 * (fx * 0.7).sin() * (y as f32 * 0.5).cos();
+            color[i + 1] = 0.3 + 0.2 * ((fx + y as f32) * 0.3).sin();
+            color[i + 2] = 2.0 * ((fx * 0.9).cos().max(0.0)).powi(8);
+            color[i + 3] = 1.0;
+        }
+    }
+    let motion = vec![-1.0f32, 0.0].repeat(rw * rh);
+    let depth = (0..rw * rh).map(|i| 0.3 + 0.4 * ((i % rw) as f32 / rw as f32)).collect();
+    let jitter = [((t * 3) % 4) as f32 / 4.0 - 0.375, ((t * 5) % 4) as f32 / 4.0 - 0.375];
+    FrameData { render: (rw, rh), color, motion, depth, jitter, reset: t == 0, reference: None }
+}
+
+fn psnr(a: &[f32], b: &[f32]) -> f64 {
+    let tm = |v: f32| v.max(0.0) / (1.0 + v.max(0.0));
+    let mse = a.iter().zip(b).map(|(x, y)| ((tm(*x) - tm(*y)) as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    if mse == 0.0 {
+        200.0
+    } else {
+        10.0 * (1.0 / mse).log10()
+    }
+}
+
+#[test]
+fn split_frame_through_the_timeline_semaphore_equals_one_command_buffer() {
+    let Some(shared) = device() else { return };
+    let model = Model::new(&shared, &small_package()).unwrap();
+    let mut one = Runner::new(&model, Settings::default(), (24, 16), (48, 32)).unwrap();
+    let mut split = Runner::new(&model, Settings::default(), (24, 16), (48, 32)).unwrap();
+    split.split = true;
+    for t in 0..6 {
+        let f = frame(24, 16, t);
+        let (a, _) = one.evaluate(&f).unwrap();
+        let (b, _) = split.evaluate(&f).unwrap();
+        assert_eq!(a.output, b.output, "frame {t}: the split frame differs");
+    }
+    let mut value = 0u64;
+    unsafe { value = shared.device.get_semaphore_counter_value(split.engine.timeline).unwrap_or(value) };
+    assert_eq!(value, 6, "the front of frame N signals N + 1");
+}
+
+#[test]
+fn exported_token_and_head_buffers_import_on_another_device_with_the_same_bytes() {
+    let Some(shared) = device() else { return };
+    if !shared.caps.external_memory_fd {
+        eprintln!("skipped: no VK_KHR_external_memory_fd on {}", shared.caps.name);
+        return;
+    }
+    let model = Model::new(&shared, &small_package()).unwrap();
+    let engine = Engine::new(&model, (24, 16), (48, 32), true).unwrap();
+    let mut runner = Runner::with_engine(engine, Settings::default()).unwrap();
+    runner.read = ReadBack { tokens: true, head: true, history: false };
+    for t in 0..2 {
+        runner.evaluate(&frame(24, 16, t)).unwrap();
+    }
+    let (ev, _) = runner.evaluate(&frame(24, 16, 2)).unwrap();
+    let (tb, hb) = runner.engine.token_bytes();
+    // A second device on the same GPU imports both buffers and copies them to the host.
+    let other = DeviceShared::open().unwrap();
+    for (buf, bytes, expect) in [(&runner.engine.tokens, tb, &ev.tokens), (&runner.engine.head, hb, &ev.head)] {
+        let fd = buf.export_fd().unwrap();
+        let imported = Buffer::import_fd(&other, "imported", fd, buffer_size(buf)).unwrap();
+        let host = read_to_host(&other, &imported, bytes);
+        let got: Vec<f32> = host.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()).collect();
+        assert_eq!(&got, expect, "{}: imported bytes differ", buf.name);
+    }
+}
+
+fn buffer_size(b: &Buffer) -> u64 {
+    b.size
+}
+
+fn read_to_host(shared: &Arc<DeviceShared>, src: &Buffer, bytes: u64) -> Vec<u8> {
+    let host = Buffer::new(shared, "host copy", bytes, vk_stages::memory::Location::HostRead, false).unwrap();
+    vk_stages::model::submit_once(shared, |cmd| unsafe {
+        shared.device.cmd_copy_buffer(cmd, src.buffer, host.buffer, &[vk::BufferCopy::default().size(bytes)]);
+    })
+    .unwrap();
+    host.bytes()[..bytes as usize].to_vec()
+}
+
+#[test]
+fn automatic_exposure_on_the_gpu_matches_the_reference() {
+    let Some(shared) = device() else { return };
+    let pkg = small_package();
+    let settings = Settings { exposure: Exposure::Auto, ..Settings::default() };
+    let model = Model::new(&shared, &pkg).unwrap();
+    let mut gpu = Runner::new(&model, settings.clone(), (24, 16), (48, 32)).unwrap();
+    let mut cpu = Upscaler::new(HeadSource::Network(Arc::new(Network::from_package(&pkg))), settings, (48, 32));
+    for t in 0..4 {
+        let mut f = frame(24, 16, t);
+        // Brighter every frame, so the exposure changes and the history is re-exposed.
+        f.color.iter_mut().for_each(|v| *v *= 1.0 + t as f32);
+        let c = cpu.evaluate(&f);
+        let (g, _) = gpu.evaluate(&f).unwrap();
+        assert!((g.exposure / c.exposure - 1.0).abs() < 1e-4, "frame {t}: exposure {} vs {}", g.exposure, c.exposure);
+        let p = psnr(&g.output, &c.output);
+        assert!(p >= 50.0, "frame {t}: {p:.1} dB");
+    }
+}
+
+#[test]
+fn nan_and_inf_inputs_never_reach_the_gpu_history() {
+    let Some(shared) = device() else { return };
+    let model = Model::new(&shared, &small_package()).unwrap();
+    let mut gpu = Runner::new(&model, Settings::default(), (24, 16), (48, 32)).unwrap();
+    gpu.read = ReadBack { tokens: false, head: true, history: true };
+    for t in 0..4 {
+        let mut f = frame(24, 16, t);
+        if t == 1 {
+            for (i, v) in f.color.iter_mut().enumerate().step_by(7) {
+                *v = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY][i % 3];
+            }
+            f.motion[10] = f32::NAN;
+            f.motion[11] = f32::INFINITY;
+            f.depth[3] = f32::NAN;
+        }
+        let (g, _) = gpu.evaluate(&f).unwrap();
+        if t == 1 {
+            assert!(g.sanitized > 0, "the poisoned frame reports what it replaced");
+        }
+        assert!(g.output.iter().all(|v| v.is_finite()), "frame {t}: non-finite output");
+        assert!(g.head.iter().all(|v| v.is_finite()), "frame {t}: non-finite head");
+        assert!(gpu.history_channels(&[0, 1, 2, 3, 4, 5]).iter().all(|v| v.is_finite()), "frame {t}: non-finite history");
+    }
+}
+
+#[test]
+fn a_render_size_above_the_capacity_is_an_error() {
+    let Some(shared) = device() else { return };
+    let model = Model::new(&shared, &small_package()).unwrap();
+    let mut gpu = Runner::new(&model, Settings::default(), (24, 16), (48, 32)).unwrap();
+    let err = gpu.evaluate(&frame(32, 16, 0)).err().expect("a frame above the capacity");
+    assert!(matches!(err, VkError::Size(_)), "{err}");
+    assert!(err.to_string().contains("capacity 24x16"), "{err}");
+    // The runner still works afterwards.
+    gpu.evaluate(&frame(24, 16, 0)).unwrap();
+    let err = Engine::new(&model, (64, 16), (48, 32), false).err().expect("capacity above the output");
+    assert!(err.to_string().contains("exceeds the output"), "{err}");
+}
+
+#[test]
+fn a_config_the_shaders_cannot_take_is_refused_at_load() {
+    let cfg = NetworkConfig { channels: vec![24, 48], encoder_depths: vec![1], decoder_depths: vec![1], ..NetworkConfig::default() };
+    let err = vk_stages::model::check_config("odd-widths", &cfg).unwrap_err();
+    assert!(matches!(err, VkError::Config { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("odd-widths") && msg.contains("channels[0]"), "{msg}");
+    assert!(vk_stages::model::check_config("default", &NetworkConfig::default()).is_ok());
+}
