@@ -10,27 +10,30 @@
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
 #include "linear_params.glsl"
+// Tokens per workgroup, and its invocations (always 2 ROWS).
+layout(constant_id = TS_SPEC_ROWS) const int ROWS = TS_COOP_ROWS;
+layout(local_size_x_id = TS_SPEC_THREADS) in;
+const uint THREADS = gl_WorkGroupSize.x;
 // MODE_HEAD: the workgroup's token rows, for the per-pixel head path in the epilogue.
-shared float16_t Ts[TS_COOP_ROWS * TOKEN_TILE];
+shared float16_t Ts[ROWS * TOKEN_TILE];
 uint tile_t0;
 #define LINEAR_TOKEN_SHARED(t, i) float(Ts[((t) - tile_t0) * TOKEN_TILE + (i)])
 #include "linear_epilogue.glsl"
-layout(local_size_x = TS_COOP_THREADS) in;
 
 #define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 
-shared float16_t As[TS_COOP_ROWS * IN];
+shared float16_t As[ROWS * IN];
 shared float16_t Ws[COLS * IN];
 // LN: the f32 input rows; afterwards the f32 result tile of one output chunk (stride COLS).
-shared float Fs[TS_COOP_ROWS * STAGE];
-shared vec2 part[TS_COOP_THREADS];
-shared vec2 stats[TS_COOP_ROWS];
+shared float Fs[ROWS * STAGE];
+shared vec2 part[THREADS];
+shared vec2 stats[ROWS];
 
 // The workgroup's input rows as f16 in As (LN: normalised first, statistics from Fs).
 void load_rows(uint t0) {
     const uint Q = IN / 4;
     if (LN == 0) {
-        for (uint e = gl_LocalInvocationID.x; e < TS_COOP_ROWS * Q; e += TS_COOP_THREADS) {
+        for (uint e = gl_LocalInvocationID.x; e < ROWS * Q; e += THREADS) {
             uint r = e / Q, i = (e % Q) * 4;
             vec4 v = t0 + r < pc.tokens ? linear_input4(t0 + r, i) : vec4(0.0);
             for (int j = 0; j < 4; j++) As[r * IN + i + j] = float16_t(v[j]);
@@ -38,7 +41,7 @@ void load_rows(uint t0) {
         barrier();
         return;
     }
-    for (uint e = gl_LocalInvocationID.x; e < TS_COOP_ROWS * Q; e += TS_COOP_THREADS) {
+    for (uint e = gl_LocalInvocationID.x; e < ROWS * Q; e += THREADS) {
         uint r = e / Q, i = (e % Q) * 4;
         vec4 v = t0 + r < pc.tokens ? linear_input4(t0 + r, i) : vec4(0.0);
         for (int j = 0; j < 4; j++) Fs[r * IN + i + j] = v[j];
@@ -59,7 +62,7 @@ void load_rows(uint t0) {
     barrier();
     if (half_ == 0) stats[r] = vec2(mean, 1.0 / sqrt((part[2 * r].y + part[2 * r + 1].y) / float(IN) + 1e-5));
     barrier();
-    for (uint e = gl_LocalInvocationID.x; e < TS_COOP_ROWS * Q; e += TS_COOP_THREADS) {
+    for (uint e = gl_LocalInvocationID.x; e < ROWS * Q; e += THREADS) {
         uint r = e / Q, i = (e % Q) * 4;
         vec4 v = vec4(Fs[r * IN + i], Fs[r * IN + i + 1], Fs[r * IN + i + 2], Fs[r * IN + i + 3]);
         v = ln_affine4(v, i, stats[r].x, stats[r].y);
@@ -69,11 +72,11 @@ void load_rows(uint t0) {
 }
 
 void main() {
-    uint t0 = gl_WorkGroupID.x * TS_COOP_ROWS;
+    uint t0 = gl_WorkGroupID.x * ROWS;
     tile_t0 = t0;
     if (MODE == TS_MODE_HEAD && TOKEN_TILE > 1) {
         const uint Q = TOKEN_TILE / 4;
-        for (uint e = gl_LocalInvocationID.x; e < TS_COOP_ROWS * Q; e += TS_COOP_THREADS) {
+        for (uint e = gl_LocalInvocationID.x; e < ROWS * Q; e += THREADS) {
             uint r = e / Q;
             f16vec4 v = t0 + r < pc.tokens ? F16x4Buf(pc.aux).v[(t0 + r) * Q + e % Q] : f16vec4(0.0);
             for (int j = 0; j < 4; j++) Ts[e * 4 + j] = v[j];
@@ -83,12 +86,12 @@ void main() {
     F16x4Buf w4 = F16x4Buf(pc.w);
     for (uint n0 = 0; n0 < OUT; n0 += COLS) {
         uint nblocks = min(uint(COLS / 16), uint(OUT - n0) / 16);
-        for (uint e = gl_LocalInvocationID.x; e < nblocks * 16 * IN / 4; e += TS_COOP_THREADS) {
+        for (uint e = gl_LocalInvocationID.x; e < nblocks * 16 * IN / 4; e += THREADS) {
             f16vec4 v = w4.v[n0 * IN / 4 + e];
             for (int j = 0; j < 4; j++) Ws[e * 4 + j] = v[j];
         }
         barrier();
-        for (uint rb = gl_SubgroupID; rb < TS_COOP_ROWS / 16; rb += gl_NumSubgroups) {
+        for (uint rb = gl_SubgroupID; rb < ROWS / 16; rb += gl_NumSubgroups) {
             ACC c0 = ACC(0.0);
             ACC c1 = ACC(0.0);
             ACC c2 = ACC(0.0);
@@ -122,14 +125,14 @@ void main() {
         // Epilogue: each invocation takes up to EPI four-output items; their values and residual
         // reads are all issued before any store.
         uint q = nblocks * 4;
-        const uint EPI = TS_COOP_ROWS * TS_COOP_COLS / 4 / TS_COOP_THREADS;
+        const uint EPI = TS_COOP_COLS / 8;  // ROWS * COLS / 4 / THREADS items, THREADS = 2 ROWS
         vec4 val[EPI], old[EPI];
         uint dst[EPI];
         bool live[EPI];
         for (uint k = 0; k < EPI; k++) {
-            uint e = gl_LocalInvocationID.x + k * TS_COOP_THREADS;
+            uint e = gl_LocalInvocationID.x + k * THREADS;
             uint r = e / q, c = (e % q) * 4;
-            live[k] = e < TS_COOP_ROWS * q && t0 + r < pc.tokens;
+            live[k] = e < ROWS * q && t0 + r < pc.tokens;
             if (live[k]) {
                 uint ci = r * COLS + c;
                 val[k] = linear_value4(t0 + r, n0 + c, vec4(Fs[ci], Fs[ci + 1], Fs[ci + 2], Fs[ci + 3]));

@@ -39,6 +39,8 @@
 #define TS_SPEC_STAGE 9
 #define TS_SPEC_COLS 10
 #define TS_SPEC_TOKEN_TILE 11
+#define TS_SPEC_ROWS 12
+#define TS_SPEC_THREADS 13
 
 // Linear modes.
 #define TS_MODE_PLAIN 0
@@ -47,7 +49,9 @@
 #define TS_MODE_HEAD 3
 
 // Cooperative-matrix linear tile: rows (tokens) x columns (outputs) per workgroup, threads
-// (two invocations per row: the LayerNorm statistics take a row's halves).
+// (two invocations per row: the LayerNorm statistics take a row's halves). The rows are a
+// specialisation constant (TESSEL_VK_COOP_ROWS=32|64|128 for tuning); these are the defaults
+// and the widest output chunk.
 #define TS_COOP_ROWS 64
 #define TS_COOP_COLS 64
 #define TS_COOP_THREADS 128

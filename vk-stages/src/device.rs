@@ -100,6 +100,8 @@ pub struct DeviceShared {
     pub caps: Caps,
     pub mem_props: vk::PhysicalDeviceMemoryProperties,
     pub ext_memory_fd: Option<ash::khr::external_memory_fd::Device>,
+    /// VK_KHR_pipeline_executable_properties, enabled when TESSEL_PIPELINE_STATS=1 and present.
+    pub exec_props: Option<ash::khr::pipeline_executable_properties::Device>,
 }
 
 impl Drop for DeviceShared {
@@ -278,6 +280,11 @@ impl DeviceShared {
         if caps.coopmat_f16_16 {
             ext_names.push(ash::khr::cooperative_matrix::NAME.as_ptr());
         }
+        let exts = unsafe { instance.enumerate_device_extension_properties(pd) }.unwrap_or_default();
+        let stats = std::env::var("TESSEL_PIPELINE_STATS").is_ok_and(|v| v == "1") && has_ext(&exts, ash::khr::pipeline_executable_properties::NAME);
+        if stats {
+            ext_names.push(ash::khr::pipeline_executable_properties::NAME.as_ptr());
+        }
         let prio = [1.0f32];
         let qinfo = [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&prio)];
         let features = vk::PhysicalDeviceFeatures::default().shader_int64(true).shader_float64(caps.float64);
@@ -299,11 +306,16 @@ impl DeviceShared {
         if caps.coopmat_f16_16 {
             info = info.push_next(&mut coop);
         }
+        let mut exec = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default().pipeline_executable_info(true);
+        if stats {
+            info = info.push_next(&mut exec);
+        }
         let device = unsafe { instance.create_device(pd, &info, None) }.call("vkCreateDevice")?;
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
         let mem_props = unsafe { instance.get_physical_device_memory_properties(pd) };
         let ext_memory_fd = caps.external_memory_fd.then(|| ash::khr::external_memory_fd::Device::new(&instance, &device));
-        Ok(Arc::new(DeviceShared { entry, instance, physical: pd, device, queue, queue_family, caps, mem_props, ext_memory_fd }))
+        let exec_props = stats.then(|| ash::khr::pipeline_executable_properties::Device::new(&instance, &device));
+        Ok(Arc::new(DeviceShared { entry, instance, physical: pd, device, queue, queue_family, caps, mem_props, ext_memory_fd, exec_props }))
     }
 
     /// Index of a memory type allowed by `bits` with `flags`.

@@ -39,8 +39,9 @@ impl LinearSpec {
     pub fn coop_variant(&self, p: u32, cols: u32) -> Variant {
         Variant::new("linear_coop", &self.spec(p, cols))
     }
-    fn spec(&self, p: u32, cols: u32) -> [u32; 12] {
-        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols, self.token_tile(p)]
+    fn spec(&self, p: u32, cols: u32) -> [u32; 14] {
+        let rows = coop_rows();
+        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols, self.token_tile(p), rows, 2 * rows]
     }
     /// Halves per token of the head layer's shared copy of the token rows (16 P), else 1.
     pub fn token_tile(&self, p: u32) -> u32 {
@@ -60,8 +61,8 @@ impl LinearSpec {
     }
     /// Shared memory the cooperative-matrix shader needs with `cols` outputs per chunk.
     pub fn coop_shared_bytes(&self, cols: u32, p: u32) -> u32 {
-        b::COOP_ROWS * self.inp * 2 + cols * self.inp * 2 + b::COOP_ROWS * self.stage(cols) * 4 + (b::COOP_ROWS + b::COOP_THREADS) * 8
-            + b::COOP_ROWS * self.token_tile(p) * 2
+        let rows = coop_rows();
+        rows * self.inp * 2 + cols * self.inp * 2 + rows * self.stage(cols) * 4 + (rows + 2 * rows) * 8 + rows * self.token_tile(p) * 2
     }
 }
 
@@ -266,7 +267,7 @@ impl Model {
         let p = self.config.pixel_embed as u32;
         if let (NetPath::CoopMat, Some(cols)) = (&self.path, coop_cols(&self.shared, l, p)) {
             // One workgroup per 64 tokens; it loops over the output chunks itself.
-            let groups = ((tokens as u32).div_ceil(b::COOP_ROWS), 1, 1);
+            let groups = ((tokens as u32).div_ceil(coop_rows()), 1, 1);
             (l.coop_variant(p, cols), groups)
         } else {
             ((l.variant(p)), ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1))
@@ -276,6 +277,15 @@ impl Model {
     /// Device address of a tensor.
     pub fn tensor(&self, name: &str) -> u64 {
         self.weights.address + self.offsets.get(name).unwrap_or_else(|| panic!("tensor '{name}' is not in the model"))
+    }
+}
+
+/// Tokens per workgroup of the cooperative-matrix linear shader: TESSEL_VK_COOP_ROWS (32, 64 or
+/// 128; a tuning knob), else 64.
+pub fn coop_rows() -> u32 {
+    match std::env::var("TESSEL_VK_COOP_ROWS").ok().and_then(|v| v.parse::<u32>().ok()) {
+        Some(r @ (32 | 64 | 128)) => r,
+        _ => b::COOP_ROWS,
     }
 }
 

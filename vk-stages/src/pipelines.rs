@@ -99,12 +99,42 @@ impl Pipelines {
         let data: Vec<u8> = v.spec.iter().flat_map(|x| x.to_le_bytes()).collect();
         let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
         let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(c"main").specialization_info(&spec);
-        let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout)];
+        let flags = if self.shared.exec_props.is_some() { vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR } else { vk::PipelineCreateFlags::empty() };
+        let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(self.layout).flags(flags)];
         let p = unsafe { self.shared.device.create_compute_pipelines(self.cache, &info, None) }
             .map_err(|(_, r)| r)
             .call("vkCreateComputePipelines")?[0];
         self.map.insert(v.clone(), p);
+        self.print_stats(v, p);
         Ok(p)
+    }
+
+    /// With TESSEL_PIPELINE_STATS=1 on a device that reports them: the driver's statistics of
+    /// the pipeline (registers, shared memory, spills, ...), one line to stderr.
+    fn print_stats(&self, v: &Variant, p: vk::Pipeline) {
+        let Some(ext) = &self.shared.exec_props else { return };
+        let info = vk::PipelineInfoKHR::default().pipeline(p);
+        let Ok(execs) = (unsafe { ext.get_pipeline_executable_properties(&info) }) else { return };
+        for i in 0..execs.len() as u32 {
+            let ei = vk::PipelineExecutableInfoKHR::default().pipeline(p).executable_index(i);
+            let Ok(stats) = (unsafe { ext.get_pipeline_executable_statistics(&ei) }) else { continue };
+            let line: Vec<String> = stats
+                .iter()
+                .map(|st| {
+                    let name = unsafe { std::ffi::CStr::from_ptr(st.name.as_ptr()) }.to_string_lossy().into_owned();
+                    let val = unsafe {
+                        match st.format {
+                            vk::PipelineExecutableStatisticFormatKHR::BOOL32 => st.value.b32.to_string(),
+                            vk::PipelineExecutableStatisticFormatKHR::INT64 => st.value.i64.to_string(),
+                            vk::PipelineExecutableStatisticFormatKHR::UINT64 => st.value.u64.to_string(),
+                            _ => format!("{:.3}", st.value.f64),
+                        }
+                    };
+                    format!("{name}={val}")
+                })
+                .collect();
+            eprintln!("pipeline {} {:?}: {}", v.shader, v.spec, line.join(", "));
+        }
     }
 
     pub fn get(&self, v: &Variant) -> vk::Pipeline {
