@@ -22,6 +22,26 @@ pub struct FrameData {
     pub reference: Option<Vec<f32>>,
 }
 
+impl FrameData {
+    /// Checks that the planes hold what the render size needs; the message says both.
+    pub fn check_planes(&self) -> std::result::Result<(), String> {
+        let (rw, rh) = self.render;
+        let n = rw * rh;
+        if n == 0 || self.color.len() != n * 4 || self.motion.len() != n * 2 || self.depth.len() != n {
+            return Err(format!(
+                "frame planes have {} colour, {} motion, {} depth values; render size {rw}x{rh} needs {}, {}, {}",
+                self.color.len(),
+                self.motion.len(),
+                self.depth.len(),
+                n * 4,
+                n * 2,
+                n
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// A frame after the exposure stage: what the input stage and the reconstruction read.
 #[derive(Clone, Debug)]
 pub struct Prepared {

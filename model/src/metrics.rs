@@ -26,6 +26,23 @@ pub fn psnr_tm(a: &[f32], b: &[f32]) -> f64 {
     }
 }
 
+/// PSNR (dB) of `a` against `reference` with the reference's value range as the peak (for
+/// tensors such as tokens, head or history): 200 when equal, NaN when any value is NaN. The
+/// slices must have the same length.
+pub fn psnr_range(a: &[f32], reference: &[f32]) -> f64 {
+    assert_eq!(a.len(), reference.len(), "psnr_range: lengths differ");
+    let lo = reference.iter().copied().fold(f32::MAX, f32::min) as f64;
+    let hi = reference.iter().copied().fold(f32::MIN, f32::max) as f64;
+    let mse = a.iter().zip(reference).map(|(x, y)| ((x - y) as f64).powi(2)).sum::<f64>() / a.len().max(1) as f64;
+    if mse == 0.0 {
+        200.0
+    } else if mse.is_nan() {
+        f64::NAN
+    } else {
+        10.0 * ((hi - lo).max(1e-6).powi(2) / mse).log10()
+    }
+}
+
 fn gaussian_kernel() -> [f32; 11] {
     let mut k = [0.0f32; 11];
     for (i, v) in k.iter_mut().enumerate() {

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use tessel_model::frame::FrameData;
 use tessel_model::head::FixedHead;
 use tessel_model::network::Network;
@@ -88,20 +88,7 @@ impl Backend for CpuBackend {
 /// The CPU reference would index out of bounds on planes that do not match the render size;
 /// refuse them with a clear error instead (the Vulkan runner checks the same).
 fn check_planes(f: &FrameData) -> Result<()> {
-    let (rw, rh) = f.render;
-    let n = rw * rh;
-    if n == 0 || f.color.len() != n * 4 || f.motion.len() != n * 2 || f.depth.len() != n {
-        bail!(
-            "frame planes have {} colour, {} motion, {} depth values; render size {rw}x{rh} needs {}, {}, {}",
-            f.color.len(),
-            f.motion.len(),
-            f.depth.len(),
-            n * 4,
-            n * 2,
-            n
-        );
-    }
-    Ok(())
+    f.check_planes().map_err(anyhow::Error::msg)
 }
 
 /// The fixed-head TAAU baseline: the model's tuned values, or the defaults without a model.

@@ -62,10 +62,7 @@ pub struct CheckReport {
 pub fn psnr_range(a: &[f32], reference: &[f32]) -> Result<f64> {
     ensure!(a.len() == reference.len(), "{} values, the CPU reference has {}", a.len(), reference.len());
     ensure!(!a.is_empty(), "no values were read back");
-    let lo = reference.iter().copied().fold(f32::MAX, f32::min) as f64;
-    let hi = reference.iter().copied().fold(f32::MIN, f32::max) as f64;
-    let mse = a.iter().zip(reference).map(|(x, y)| ((x - y) as f64).powi(2)).sum::<f64>() / a.len() as f64;
-    Ok(if mse == 0.0 { 200.0 } else if mse.is_nan() { f64::NAN } else { 10.0 * ((hi - lo).max(1e-6).powi(2) / mse).log10() })
+    Ok(tessel_model::metrics::psnr_range(a, reference))
 }
 
 /// The backends to check, and a line for each one skipped.

@@ -20,6 +20,14 @@ pub enum Location {
     HostRead,
 }
 
+/// Every buffer: storage, copy source and target, reached by its device address.
+const USAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::from_raw(
+    vk::BufferUsageFlags::STORAGE_BUFFER.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_SRC.as_raw()
+        | vk::BufferUsageFlags::TRANSFER_DST.as_raw()
+        | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS.as_raw(),
+);
+
 /// A buffer and its memory. Holds its device (Arc), so it can never outlive it.
 pub struct Buffer {
     shared: Arc<DeviceShared>,
@@ -42,10 +50,7 @@ impl Buffer {
     pub fn new(shared: &Arc<DeviceShared>, name: &'static str, size: u64, loc: Location, exportable: bool) -> Result<Buffer> {
         let size = size.max(4).div_ceil(256) * 256;
         let d = &shared.device;
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
-            | vk::BufferUsageFlags::TRANSFER_SRC
-            | vk::BufferUsageFlags::TRANSFER_DST
-            | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        let usage = USAGE;
         let mut ext_info = vk::ExternalMemoryBufferCreateInfo::default().handle_types(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
         let mut info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
         if exportable {
@@ -121,10 +126,7 @@ impl Buffer {
     pub fn import_fd(shared: &Arc<DeviceShared>, name: &'static str, fd: OwnedFd, size: u64) -> Result<Buffer> {
         use std::os::fd::IntoRawFd;
         let d = &shared.device;
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
-            | vk::BufferUsageFlags::TRANSFER_SRC
-            | vk::BufferUsageFlags::TRANSFER_DST
-            | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
+        let usage = USAGE;
         let mut ext_info = vk::ExternalMemoryBufferCreateInfo::default().handle_types(vk::ExternalMemoryHandleTypeFlags::OPAQUE_FD);
         let info = vk::BufferCreateInfo::default().size(size).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE).push_next(&mut ext_info);
         let buffer = unsafe { d.create_buffer(&info, None) }.call("vkCreateBuffer")?;

@@ -132,19 +132,7 @@ impl Runner {
         if rw == 0 || rh == 0 || rw > cw || rh > ch {
             return Err(VkError::Size(format!("frame render size {rw}x{rh} is outside the engine's capacity {cw}x{ch}")));
         }
-        let n = rw * rh;
-        if f.color.len() != n * 4 || f.motion.len() != n * 2 || f.depth.len() != n {
-            return Err(VkError::Size(format!(
-                "frame planes have {} colour, {} motion, {} depth values; {rw}x{rh} needs {}, {}, {}",
-                f.color.len(),
-                f.motion.len(),
-                f.depth.len(),
-                n * 4,
-                n * 2,
-                n
-            )));
-        }
-        Ok(())
+        f.check_planes().map_err(VkError::Size)
     }
 
     /// Copies a frame's planes into the upload buffer (the next `run` copies them to the device).

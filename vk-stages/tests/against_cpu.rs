@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tessel_model::metrics::{psnr_tm, tonemapped_rgb};
+use tessel_model::metrics::{psnr_range, psnr_tm, tonemapped_rgb};
 use tessel_model::network::Network;
 use tessel_model::package::ModelPackage;
 use tessel_model::pipeline::{HeadSource, Upscaler};
@@ -18,17 +18,6 @@ fn golden_root() -> PathBuf {
     std::env::var_os("TESSEL_GOLDEN_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/golden"))
 }
 
-fn psnr_range(a: &[f32], reference: &[f32]) -> f64 {
-    assert_eq!(a.len(), reference.len());
-    let lo = reference.iter().copied().fold(f32::MAX, f32::min) as f64;
-    let hi = reference.iter().copied().fold(f32::MIN, f32::max) as f64;
-    let mse = a.iter().zip(reference).map(|(x, y)| ((x - y) as f64).powi(2)).sum::<f64>() / a.len() as f64;
-    if mse == 0.0 {
-        200.0
-    } else {
-        10.0 * ((hi - lo).max(1e-6).powi(2) / mse).log10()
-    }
-}
 
 #[test]
 fn vulkan_matches_cpu_on_golden_cases() {

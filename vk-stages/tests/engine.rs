@@ -52,13 +52,7 @@ fn frame(rw: usize, rh: usize, t: usize) -> FrameData {
 }
 
 fn psnr(a: &[f32], b: &[f32]) -> f64 {
-    let tm = |v: f32| v.max(0.0) / (1.0 + v.max(0.0));
-    let mse = a.iter().zip(b).map(|(x, y)| ((tm(*x) - tm(*y)) as f64).powi(2)).sum::<f64>() / a.len() as f64;
-    if mse == 0.0 {
-        200.0
-    } else {
-        10.0 * (1.0 / mse).log10()
-    }
+    tessel_model::metrics::psnr_tm(&tessel_model::metrics::tonemapped_rgb(a, 1.0), &tessel_model::metrics::tonemapped_rgb(b, 1.0))
 }
 
 #[test]
