@@ -1,0 +1,1 @@
+//! tessel's native network service (issue 12; under construction).

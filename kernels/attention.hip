@@ -1,0 +1,57 @@
+// Window attention on the torus (docs/NETWORK.md §4), the portable path: one block per
+// (window, head), one thread per query token. Scores (q.k)/4 + rpb, softmax over the 64 keys in
+// two passes (maximum, then the weighted sum), f16 in and out, f32 inside; as
+// shaders/attention.comp.
+#include "tessel_gpu.h"
+
+struct AttentionArgs {
+    const ts_half* qkv;  // [tokens, 3c]
+    ts_half* out;        // [tokens, c]
+    const ts_half* rpb;  // [heads, 225]
+    ts_uint width;       // level grid, tokens
+    ts_uint height;
+    ts_uint shift_x;
+    ts_uint shift_y;
+    ts_uint c;
+};
+
+TS_KERNEL TS_BOUNDS(TS_WINDOW_TOKENS) void tessel_attention(AttentionArgs a) {
+    TS_SHARED float ks[TS_WINDOW_TOKENS][TS_HEAD_DIM];
+    TS_SHARED float vs[TS_WINDOW_TOKENS][TS_HEAD_DIM];
+    TS_SHARED float bias[TS_RPB_ENTRIES];
+    ts_uint i = ts_thread_x(), win = ts_block_x(), h = ts_block_y();
+    ts_uint wins_x = a.width / TS_WINDOW;
+    ts_uint wx = win % wins_x, wy = win / wins_x;
+    ts_uint ix = i % TS_WINDOW, iy = i / TS_WINDOW;
+    ts_uint x = (wx * TS_WINDOW + ix + a.width - a.shift_x % a.width) % a.width;
+    ts_uint y = (wy * TS_WINDOW + iy + a.height - a.shift_y % a.height) % a.height;
+    ts_uint t = y * a.width + x;
+    ts_uint base = t * 3 * a.c + h * TS_HEAD_DIM;
+    float q[TS_HEAD_DIM];
+    for (int d = 0; d < TS_HEAD_DIM; d++) {
+        q[d] = (float)a.qkv[base + d];
+        ks[i][d] = (float)a.qkv[base + a.c + d];
+        vs[i][d] = (float)a.qkv[base + 2 * a.c + d];
+    }
+    for (ts_uint e = i; e < TS_RPB_ENTRIES; e += TS_WINDOW_TOKENS) bias[e] = (float)a.rpb[h * TS_RPB_ENTRIES + e];
+    ts_sync();
+    float m = -3.4e38f;
+    for (ts_uint j = 0; j < TS_WINDOW_TOKENS; j++) {
+        float dot = 0.0f;
+        for (int d = 0; d < TS_HEAD_DIM; d++) dot += q[d] * ks[j][d];
+        ts_uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
+        m = ts_max(m, dot * 0.25f + bias[(iy + 7 - jy) * 15 + (ix + 7 - jx)]);
+    }
+    float sum = 0.0f, o[TS_HEAD_DIM];
+    for (int d = 0; d < TS_HEAD_DIM; d++) o[d] = 0.0f;
+    for (ts_uint j = 0; j < TS_WINDOW_TOKENS; j++) {
+        float dot = 0.0f;
+        for (int d = 0; d < TS_HEAD_DIM; d++) dot += q[d] * ks[j][d];
+        ts_uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
+        float e = ts_exp(dot * 0.25f + bias[(iy + 7 - jy) * 15 + (ix + 7 - jx)] - m);
+        sum += e;
+        for (int d = 0; d < TS_HEAD_DIM; d++) o[d] += e * vs[j][d];
+    }
+    float inv = 1.0f / sum;
+    for (int d = 0; d < TS_HEAD_DIM; d++) a.out[t * a.c + h * TS_HEAD_DIM + d] = (ts_half)(o[d] * inv);
+}

@@ -1,0 +1,60 @@
+// tessel's portability header for the network kernels: neutral names over clang's device
+// compilation for AMD GPUs (HIP, amdgcn) and NVIDIA GPUs (CUDA, nvptx), with no vendor headers.
+// Every kernel file includes this and nothing else from outside kernels/.
+#pragma once
+
+#define TS_KERNEL extern "C" __attribute__((global))
+#define TS_DEVICE static __attribute__((device)) inline
+#define TS_SHARED __attribute__((shared))
+
+typedef _Float16 ts_half;
+typedef unsigned int ts_uint;
+
+#if defined(__AMDGPU__)
+#define TS_BOUNDS(n) __attribute__((amdgpu_flat_work_group_size(1, n)))
+TS_DEVICE ts_uint ts_thread_x() { return __builtin_amdgcn_workitem_id_x(); }
+TS_DEVICE ts_uint ts_block_x() { return __builtin_amdgcn_workgroup_id_x(); }
+TS_DEVICE ts_uint ts_block_y() { return __builtin_amdgcn_workgroup_id_y(); }
+TS_DEVICE void ts_sync() {
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+    __builtin_amdgcn_s_barrier();
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+}
+TS_DEVICE float ts_exp(float x) { return __builtin_amdgcn_exp2f(x * 1.4426950408889634f); }
+TS_DEVICE float ts_rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
+#elif defined(__NVPTX__)
+#define TS_BOUNDS(n) __attribute__((launch_bounds(n)))
+TS_DEVICE ts_uint ts_thread_x() { return __nvvm_read_ptx_sreg_tid_x(); }
+TS_DEVICE ts_uint ts_block_x() { return __nvvm_read_ptx_sreg_ctaid_x(); }
+TS_DEVICE ts_uint ts_block_y() { return __nvvm_read_ptx_sreg_ctaid_y(); }
+TS_DEVICE void ts_sync() { __syncthreads(); }
+TS_DEVICE float ts_exp(float x) { return __nvvm_ex2_approx_f(x * 1.4426950408889634f); }
+TS_DEVICE float ts_rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
+#else
+#error "tessel kernels build only for amdgcn or nvptx device targets"
+#endif
+
+TS_DEVICE float ts_max(float a, float b) { return a > b ? a : b; }
+TS_DEVICE float ts_silu(float x) { return x / (1.0f + ts_exp(-x)); }
+
+// Geometry shared with the Vulkan shaders (shaders/include/bindings.h) and docs/NETWORK.md.
+#define TS_WINDOW 8
+#define TS_WINDOW_TOKENS 64
+#define TS_HEAD_DIM 16
+#define TS_RPB_ENTRIES 225
+#define TS_HEAD_CHANNELS 8
+#define TS_TOKEN_PIXELS 16
+#define TS_LINEAR_OUTS 16
+#define TS_BLOCK_TOKENS 64
+
+// Flags of tessel_linear (hip-net's plan sets them; the same variants as shaders/linear.comp).
+#define TS_ACT_SILU 1u
+#define TS_RESIDUAL 2u
+#define TS_IN_F16 4u
+#define TS_OUT_F16 8u
+#define TS_LAYER_NORM 16u
+#define TS_MODE_SHIFT 5u
+#define TS_MODE_PLAIN 0u
+#define TS_MODE_MERGE 1u
+#define TS_MODE_EXPAND 2u
+#define TS_MODE_HEAD 3u

@@ -1,0 +1,106 @@
+//! tessel's network kernels: the single-source `.hip` files of this folder (one kernel per file,
+//! behind `include/tessel_gpu.h`), built at compile time by clang-19 into an AMD code object per
+//! architecture and NVIDIA PTX per target, embedded here with each kernel's resource figures.
+//! hip-net loads the object of the device's architecture; tests check every object statically.
+
+/// Where a code object runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Platform {
+    /// HSACO for the HIP runtime (hipModuleLoadData).
+    Amd,
+    /// PTX text, NUL-terminated, for the CUDA driver (cuModuleLoadData JIT-compiles it).
+    Nvidia,
+}
+
+/// A kernel's static resources in one code object. AMD figures come from the code object's
+/// metadata; PTX carries only the static shared memory and the thread bound (registers are
+/// decided by the driver's JIT at load).
+#[derive(Clone, Copy, Debug)]
+pub struct KernelInfo {
+    pub name: &'static str,
+    pub vgpr: u32,
+    pub sgpr: u32,
+    /// Static shared memory (LDS), bytes.
+    pub lds: u32,
+    /// Private (scratch) segment, bytes: 0 means nothing spilled to memory.
+    pub private: u32,
+    pub vgpr_spill: u32,
+    pub sgpr_spill: u32,
+    pub wavefront: u32,
+    pub max_threads: u32,
+}
+
+/// One embedded code object.
+#[derive(Clone, Copy, Debug)]
+pub struct CodeObject {
+    /// "gfx1100", "sm_90", ...
+    pub target: &'static str,
+    pub platform: Platform,
+    pub bytes: &'static [u8],
+    pub kernels: &'static [KernelInfo],
+}
+
+include!(concat!(env!("OUT_DIR"), "/objects.rs"));
+
+/// Every kernel the network needs; each code object must hold all of them.
+pub const KERNELS: &[&str] = &["tessel_attention", "tessel_linear"];
+
+/// The code object for a target, if built.
+pub fn code_object(target: &str) -> Option<&'static CodeObject> {
+    CODE_OBJECTS.iter().find(|c| c.target == target)
+}
+
+/// The PTX for an NVIDIA compute capability: the highest target not above it.
+pub fn ptx_for(major: u32, minor: u32) -> Option<&'static CodeObject> {
+    let cc = major * 10 + minor;
+    CODE_OBJECTS
+        .iter()
+        .filter(|c| c.platform == Platform::Nvidia)
+        .filter_map(|c| c.target.strip_prefix("sm_").and_then(|v| v.parse::<u32>().ok()).map(|v| (v, c)))
+        .filter(|(v, _)| *v <= cc)
+        .max_by_key(|(v, _)| *v)
+        .map(|(_, c)| c)
+}
+
+/// Shared memory (LDS) a workgroup may use on a target, bytes.
+pub fn lds_limit(target: &str) -> u32 {
+    match target {
+        t if t.starts_with("sm_") => 48 * 1024,
+        _ => 64 * 1024,
+    }
+}
+
+/// Wavefront size a target's kernels are built for: 64 on gfx9 (CDNA), 32 on RDNA and NVIDIA.
+pub fn expected_wavefront(target: &str) -> u32 {
+    if target.starts_with("gfx9") {
+        64
+    } else {
+        32
+    }
+}
+
+/// The markdown table of docs/KERNELS.md: per kernel and target, registers, LDS, scratch,
+/// spills, wavefront.
+pub fn markdown_table() -> String {
+    let mut s = String::from("| kernel | target | VGPRs | SGPRs | LDS bytes | scratch bytes | spills (VGPR/SGPR) | wavefront | max threads |\n|---|---|---|---|---|---|---|---|---|\n");
+    for name in KERNELS {
+        for c in CODE_OBJECTS {
+            if let Some(k) = c.kernels.iter().find(|k| k.name == *name) {
+                let regs = |v: u32| if c.platform == Platform::Nvidia { "(JIT)".to_string() } else { v.to_string() };
+                s.push_str(&format!(
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    name,
+                    c.target,
+                    regs(k.vgpr),
+                    regs(k.sgpr),
+                    k.lds,
+                    k.private,
+                    if c.platform == Platform::Nvidia { "(JIT)".to_string() } else { format!("{}/{}", k.vgpr_spill, k.sgpr_spill) },
+                    k.wavefront,
+                    k.max_threads
+                ));
+            }
+        }
+    }
+    s
+}

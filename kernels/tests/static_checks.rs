@@ -1,0 +1,59 @@
+//! Static checks of every embedded code object (no GPU needed): completeness, wavefront size,
+//! shared memory within the target's limit, no scratch or spills, and docs/KERNELS.md current.
+
+use tessel_kernels::{code_object, expected_wavefront, lds_limit, markdown_table, ptx_for, Platform, CODE_OBJECTS, KERNELS};
+
+const AMD: &[&str] = &["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201", "gfx90a", "gfx942"];
+
+#[test]
+fn every_target_is_built_and_holds_every_kernel() {
+    for t in AMD.iter().chain(["sm_80", "sm_90"].iter()) {
+        let c = code_object(t).unwrap_or_else(|| panic!("no code object for {t}"));
+        assert!(c.bytes.len() > 1000, "{t}: {} bytes", c.bytes.len());
+        for k in KERNELS {
+            assert!(c.kernels.iter().any(|i| i.name == *k), "{t} lacks {k}");
+        }
+        match c.platform {
+            Platform::Amd => assert_eq!(&c.bytes[..4], b"\x7fELF", "{t}: not an ELF code object"),
+            Platform::Nvidia => {
+                assert_eq!(*c.bytes.last().unwrap(), 0, "{t}: PTX must be NUL-terminated for cuModuleLoadData");
+                let text = std::str::from_utf8(&c.bytes[..c.bytes.len() - 1]).unwrap();
+                assert!(text.contains(&format!(".target {t}")), "{t}: PTX for another target");
+            }
+        }
+    }
+}
+
+#[test]
+fn wavefront_lds_and_spills_are_within_limits() {
+    for c in CODE_OBJECTS {
+        for k in c.kernels {
+            assert_eq!(k.wavefront, expected_wavefront(c.target), "{} {}", c.target, k.name);
+            assert!(k.lds <= lds_limit(c.target), "{} {}: {} bytes of LDS", c.target, k.name, k.lds);
+            assert!(k.max_threads >= 64, "{} {}: built for {} threads", c.target, k.name, k.max_threads);
+            if c.platform == Platform::Amd {
+                assert_eq!((k.private, k.vgpr_spill, k.sgpr_spill), (0, 0, 0), "{} {}: scratch or spills", c.target, k.name);
+                assert!(k.vgpr > 0 && k.vgpr <= 512, "{} {}: {} VGPRs", c.target, k.name, k.vgpr);
+            }
+        }
+    }
+    // Attention keeps a window's keys, values and bias in shared memory: 2 x 64 x 16 floats + 225.
+    let att = code_object("gfx1100").unwrap().kernels.iter().find(|k| k.name == "tessel_attention").unwrap();
+    assert_eq!(att.lds, 2 * 64 * 16 * 4 + 225 * 4);
+}
+
+#[test]
+fn ptx_is_chosen_by_compute_capability() {
+    assert_eq!(ptx_for(9, 0).unwrap().target, "sm_90");
+    assert_eq!(ptx_for(8, 9).unwrap().target, "sm_80");
+    assert!(ptx_for(7, 5).is_none(), "no PTX below sm_80");
+}
+
+#[test]
+fn docs_kernels_md_holds_the_current_table() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/KERNELS.md")).unwrap();
+    assert!(
+        doc.contains(&markdown_table()),
+        "docs/KERNELS.md is stale: regenerate its table with `cargo run -p tessel-kernels --example kernels_md`"
+    );
+}
