@@ -253,6 +253,20 @@ impl ModelPackage {
 
     /// A deterministic untrained package from a seed, for tests only (`trained: false`). Its head
     /// bias starts at the baseline's values, so it behaves like the baseline plus small noise.
+    /// The weights as one f16 blob for a GPU backend: every tensor of the config's table in
+    /// order, each starting at a multiple of 256 bytes; with each tensor's byte offset.
+    pub fn device_blob(&self) -> (Vec<u8>, std::collections::HashMap<String, u64>) {
+        let mut offsets = std::collections::HashMap::new();
+        let mut blob: Vec<u8> = Vec::new();
+        for spec in self.config.tensor_specs() {
+            let t = self.tensor(&spec.name);
+            offsets.insert(spec.name.clone(), blob.len() as u64);
+            blob.extend(t.data.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()));
+            blob.resize(blob.len().div_ceil(256) * 256, 0);
+        }
+        (blob, offsets)
+    }
+
     pub fn untrained(config: NetworkConfig, seed: u64) -> ModelPackage {
         crate::init::untrained(config, seed)
     }

@@ -208,14 +208,7 @@ impl Model {
     /// Uploads a package and builds its pipelines. Refuses a config the shaders cannot take.
     pub fn new(shared: &Arc<DeviceShared>, pkg: &ModelPackage) -> Result<Arc<Model>> {
         check_config(&pkg.name, &pkg.config)?;
-        let mut offsets = HashMap::new();
-        let mut blob: Vec<u8> = Vec::new();
-        for spec in pkg.config.tensor_specs() {
-            let t = pkg.tensor(&spec.name);
-            offsets.insert(spec.name.clone(), blob.len() as u64);
-            blob.extend(t.data.iter().flat_map(|v| half::f16::from_f32(*v).to_le_bytes()));
-            blob.resize(blob.len().div_ceil(256) * 256, 0);
-        }
+        let (blob, offsets) = pkg.device_blob();
         let weights = Buffer::new(shared, "weights", blob.len() as u64, Location::Device, false)?;
         let mut staging = Buffer::new(shared, "weights staging", blob.len() as u64, Location::Host, false)?;
         staging.bytes_mut()[..blob.len()].copy_from_slice(&blob);

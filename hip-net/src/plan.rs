@@ -1,0 +1,255 @@
+//! The network as a list of kernel launches, built once from the model's config (the same steps
+//! as vk-stages/src/plan.rs, so both backends compute the same network): each launch names its
+//! kernel, grid, block and argument bytes (the kernels take one struct by value). Per frame only
+//! the attention window shifts change (eight phases: eight immutable graphs).
+
+use std::collections::HashMap;
+
+use tessel_model::config::{BlockSpec, NetworkConfig, TokenGrid, HEAD_DIM, WINDOW_TOKENS};
+use tessel_model::shifts::window_shift;
+
+/// Kernel flags (kernels/include/tessel_gpu.h).
+pub mod flags {
+    pub const ACT_SILU: u32 = 1;
+    pub const RESIDUAL: u32 = 2;
+    pub const IN_F16: u32 = 4;
+    pub const OUT_F16: u32 = 8;
+    pub const LAYER_NORM: u32 = 16;
+    pub const MODE_SHIFT: u32 = 5;
+    pub const MODE_MERGE: u32 = 1 << MODE_SHIFT;
+    pub const MODE_EXPAND: u32 = 2 << MODE_SHIFT;
+    pub const MODE_HEAD: u32 = 3 << MODE_SHIFT;
+}
+
+/// Outputs per thread of tessel_linear, tokens per block.
+pub const LINEAR_OUTS: u32 = 16;
+pub const BLOCK_TOKENS: u32 = 64;
+
+/// `LinearArgs` of kernels/linear.hip (96 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinearArgs {
+    pub x: u64,
+    pub y: u64,
+    pub w: u64,
+    pub b: u64,
+    pub aux: u64,
+    pub aux_w: u64,
+    pub aux_b: u64,
+    pub gamma: u64,
+    pub beta: u64,
+    pub tokens: u32,
+    pub width: u32,
+    pub inp: u32,
+    pub out: u32,
+    pub p: u32,
+    pub flags: u32,
+}
+const _: () = assert!(std::mem::size_of::<LinearArgs>() == 96);
+
+/// `AttentionArgs` of kernels/attention.hip (48 bytes with its padding).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AttentionArgs {
+    pub qkv: u64,
+    pub out: u64,
+    pub rpb: u64,
+    pub width: u32,
+    pub height: u32,
+    pub shift_x: u32,
+    pub shift_y: u32,
+    pub c: u32,
+    pub _pad: u32,
+}
+const _: () = assert!(std::mem::size_of::<AttentionArgs>() == 48);
+
+#[derive(Clone, Copy, Debug)]
+pub enum Args {
+    Linear(LinearArgs),
+    /// With the block's layer index: its shift follows the frame's phase.
+    Attention(AttentionArgs, usize),
+}
+
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub label: String,
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub args: Args,
+}
+
+impl Launch {
+    /// The kernel's name in the code objects.
+    pub fn kernel(&self) -> &'static str {
+        match self.args {
+            Args::Linear(_) => "tessel_linear",
+            Args::Attention(..) => "tessel_attention",
+        }
+    }
+
+    /// Argument bytes for a phase (the attention shift filled in).
+    pub fn arg_bytes(&self, phase: usize) -> Vec<u8> {
+        fn bytes<T: Copy>(v: &T) -> Vec<u8> {
+            // Plain-old-data structs of u64/u32 fields (repr(C), no padding holes but the
+            // explicit one).
+            unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }.to_vec()
+        }
+        match self.args {
+            Args::Linear(a) => bytes(&a),
+            Args::Attention(mut a, layer) => {
+                let (sx, sy) = window_shift(layer, phase);
+                a.shift_x = sx as u32;
+                a.shift_y = sy as u32;
+                bytes(&a)
+            }
+        }
+    }
+}
+
+/// Device addresses of the network's buffers.
+#[derive(Clone, Debug)]
+pub struct Buffers {
+    pub tokens: u64,
+    pub head: u64,
+    /// f32 activations per level (also the encoder's skip).
+    pub x: Vec<u64>,
+    /// f16 scratch: qkv, attention output, MLP hidden.
+    pub qkv: u64,
+    pub attn: u64,
+    pub hidden: u64,
+}
+
+/// Bytes each buffer needs for a grid: (tokens, head, x per level, qkv, attn, hidden).
+pub fn buffer_sizes(cfg: &NetworkConfig, g: &TokenGrid) -> (u64, u64, Vec<u64>, u64, u64, u64) {
+    let t = |l: usize| g.level_tokens(l) as u64;
+    let c = |l: usize| cfg.channels[l] as u64;
+    let max = |f: &dyn Fn(usize) -> u64| (0..cfg.levels()).map(f).max().unwrap_or(0);
+    (
+        t(0) * cfg.token_channels() as u64 * 2,
+        t(0) * cfg.head_token_channels() as u64 * 2,
+        (0..cfg.levels()).map(|l| t(l) * c(l) * 4).collect(),
+        max(&|l| t(l) * 3 * c(l)) * 2,
+        max(&|l| t(l) * c(l)) * 2,
+        max(&|l| t(l) * cfg.mlp_ratio as u64 * c(l)) * 2,
+    )
+}
+
+struct Builder<'a> {
+    cfg: &'a NetworkConfig,
+    grid: &'a TokenGrid,
+    bufs: &'a Buffers,
+    /// Device address of each tensor.
+    tensors: &'a HashMap<String, u64>,
+    out: Vec<Launch>,
+}
+
+impl Builder<'_> {
+    fn t(&self, name: &str) -> u64 {
+        *self.tensors.get(name).unwrap_or_else(|| panic!("tensor '{name}' is not uploaded"))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn linear(&mut self, prefix: &str, x: u64, y: u64, inp: usize, out: usize, tokens: usize, width: usize, fl: u32, norm: Option<&str>) {
+        let (gamma, beta) = norm.map_or((0, 0), |n| (self.t(&format!("{n}.weight")), self.t(&format!("{n}.bias"))));
+        let head = fl & (3 << flags::MODE_SHIFT) == flags::MODE_HEAD && self.cfg.pixel_head;
+        let a = LinearArgs {
+            x,
+            y,
+            w: self.t(&format!("{prefix}.weight")),
+            b: self.t(&format!("{prefix}.bias")),
+            aux: if head { self.bufs.tokens } else { 0 },
+            aux_w: if head { self.t("pixel_head.weight") } else { 0 },
+            aux_b: if head { self.t("pixel_head.bias") } else { 0 },
+            gamma,
+            beta,
+            tokens: tokens as u32,
+            width: width as u32,
+            inp: inp as u32,
+            out: out as u32,
+            p: self.cfg.pixel_embed as u32,
+            flags: fl | if norm.is_some() { flags::LAYER_NORM } else { 0 },
+        };
+        let grid = ((tokens as u32).div_ceil(BLOCK_TOKENS), out as u32 / LINEAR_OUTS, 1);
+        self.out.push(Launch { label: prefix.to_string(), grid, block: (BLOCK_TOKENS, 1, 1), args: Args::Linear(a) });
+    }
+
+    fn block(&mut self, b: &BlockSpec) {
+        let (l, n) = (b.level, b.name.as_str());
+        let c = self.cfg.channels[l];
+        let m = self.cfg.mlp_ratio * c;
+        let (w, h) = self.grid.level_dims(l);
+        let t = w * h;
+        let (x, qkv, attn, hid) = (self.bufs.x[l], self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
+        self.linear(&format!("{n}.qkv"), x, qkv, c, 3 * c, t, w, flags::OUT_F16, Some(&format!("{n}.norm1")));
+        let a = AttentionArgs { qkv, out: attn, rpb: self.t(&format!("{n}.rpb")), width: w as u32, height: h as u32, c: c as u32, ..Default::default() };
+        let grid = ((t / WINDOW_TOKENS) as u32, (c / HEAD_DIM) as u32, 1);
+        self.out.push(Launch { label: format!("{n}.attention"), grid, block: (WINDOW_TOKENS as u32, 1, 1), args: Args::Attention(a, b.layer) });
+        self.linear(&format!("{n}.proj"), attn, x, c, c, t, w, flags::IN_F16 | flags::RESIDUAL, None);
+        self.linear(&format!("{n}.fc1"), x, hid, c, m, t, w, flags::OUT_F16 | flags::ACT_SILU, Some(&format!("{n}.norm2")));
+        self.linear(&format!("{n}.fc2"), hid, x, m, c, t, w, flags::IN_F16 | flags::RESIDUAL, None);
+    }
+}
+
+/// Every launch of one evaluation, in order (docs/NETWORK.md §4).
+pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &HashMap<String, u64>) -> Vec<Launch> {
+    let mut b = Builder { cfg, grid, bufs, tensors, out: Vec::new() };
+    let c = &cfg.channels;
+    let deep = cfg.levels() - 1;
+    let (w0, h0) = grid.level_dims(0);
+    b.linear("embed", bufs.tokens, bufs.x[0], cfg.token_channels(), c[0], w0 * h0, w0, flags::IN_F16, None);
+    let blocks = cfg.blocks();
+    let run = |b: &mut Builder, prefix: &str| {
+        for bs in blocks.iter().filter(|bs| bs.name.split('.').next() == Some(prefix)) {
+            b.block(bs);
+        }
+    };
+    for l in 0..deep {
+        run(&mut b, &format!("enc{l}"));
+        let (w1, h1) = grid.level_dims(l + 1);
+        b.linear(&format!("merge{}", l + 1), bufs.x[l], bufs.x[l + 1], 4 * c[l], c[l + 1], w1 * h1, w1, flags::MODE_MERGE, None);
+    }
+    run(&mut b, "mid");
+    for l in (0..deep).rev() {
+        let (w1, h1) = grid.level_dims(l + 1);
+        b.linear(&format!("expand{}", l + 1), bufs.x[l + 1], bufs.x[l], c[l + 1], 4 * c[l], w1 * h1, w1, flags::MODE_EXPAND | flags::RESIDUAL, None);
+        run(&mut b, &format!("dec{l}"));
+    }
+    b.linear("head", bufs.x[0], bufs.head, c[0], cfg.head_token_channels(), w0 * h0, w0, flags::MODE_HEAD | flags::OUT_F16, Some("head_norm"));
+    b.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_tensors(cfg: &NetworkConfig) -> HashMap<String, u64> {
+        cfg.tensor_specs().iter().enumerate().map(|(i, s)| (s.name.clone(), 0x1000_0000 + 256 * i as u64)).collect()
+    }
+
+    #[test]
+    fn the_plan_follows_the_network_of_the_contract() {
+        let cfg = NetworkConfig { pixel_head: true, ..NetworkConfig::default() };
+        let g = TokenGrid::new(&cfg, 3840, 2160);
+        let bufs = Buffers { tokens: 1, head: 2, x: vec![10, 11, 12], qkv: 20, attn: 21, hidden: 22 };
+        let plan = build(&cfg, &g, &bufs, &fake_tensors(&cfg));
+        // embed + 8 blocks x 5 + 2 merges + 2 expands + head.
+        assert_eq!(plan.len(), 1 + 8 * 5 + 2 + 2 + 1);
+        let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(&labels[..7], &["embed", "enc0.0.qkv", "enc0.0.attention", "enc0.0.proj", "enc0.0.fc1", "enc0.0.fc2", "merge1"]);
+        assert_eq!(*labels.last().unwrap(), "head");
+        // The embedding: tokens (f16, 128 channels) -> level-0 activations, 960x544 tokens.
+        let Args::Linear(e) = plan[0].args else { panic!() };
+        assert_eq!((e.x, e.y, e.inp, e.out, e.tokens, e.flags), (1, 10, 128, 32, 960 * 544, flags::IN_F16));
+        assert_eq!(plan[0].grid, ((960 * 544u32).div_ceil(64), 2, 1));
+        // The head reads the token buffer for the per-pixel path and normalises first.
+        let Args::Linear(h) = plan.last().unwrap().args else { panic!() };
+        assert_eq!((h.aux, h.out, h.flags & flags::LAYER_NORM != 0), (1, 128, true));
+        // Attention of layer 1 (enc1.0) at phase 1 is shifted (7, 1).
+        let att = plan.iter().find(|l| l.label == "enc1.0.attention").unwrap();
+        assert_eq!(att.grid, ((480 * 272 / 64) as u32, 3, 1));
+        let bytes = att.arg_bytes(1);
+        assert_eq!(bytes.len(), 48);
+        assert_eq!(u32::from_le_bytes(bytes[32..36].try_into().unwrap()), 7);
+        assert_eq!(u32::from_le_bytes(bytes[36..40].try_into().unwrap()), 1);
+    }
+}
