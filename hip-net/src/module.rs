@@ -1,0 +1,223 @@
+//! Code modules (PTX text on the CUDA driver, HSACO code objects on HIP) and their kernels.
+
+use std::ffi::{c_void, CString};
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+
+use crate::cuda;
+use crate::error::{record_drop_error, HipError, Result};
+use crate::platform::{Api, Context};
+use crate::stream::Stream;
+
+/// A loaded module; unloaded when the last [`Function`] from it and the module itself are gone.
+pub struct Module {
+    ctx: Arc<Context>,
+    raw: *mut c_void,
+    label: String,
+}
+
+// SAFETY: modules are context-wide, not thread-bound.
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
+
+/// Whether `bytes` is a binary image (ELF: cubin or HSACO; a CUDA fatbin; a clang offload
+/// bundle) rather than PTX text.
+fn is_binary(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x7fELF")
+        || bytes.starts_with(&0xBA55_ED50u32.to_le_bytes())
+        || bytes.starts_with(b"__CLANG_OFFLOAD_BUNDLE__")
+}
+
+impl Module {
+    /// Loads a module: PTX text (NUL-terminated here if it is not already) or a cubin on the
+    /// CUDA driver, an HSACO ELF on HIP.
+    pub fn load(ctx: &Arc<Context>, bytes: &[u8]) -> Result<Arc<Module>> {
+        let mut owned;
+        let image: &[u8] = if !is_binary(bytes) && bytes.last() != Some(&0) {
+            owned = Vec::with_capacity(bytes.len() + 1);
+            owned.extend_from_slice(bytes);
+            owned.push(0);
+            &owned
+        } else {
+            bytes
+        };
+        ctx.bind()?;
+        let mut raw: *mut c_void = std::ptr::null_mut();
+        match ctx.api() {
+            // SAFETY: a whole image (or NUL-terminated text) the runtime reads only during the call.
+            Api::Hip(h) => h.check("hipModuleLoadData", unsafe {
+                h.hipModuleLoadData()?(&mut raw, image.as_ptr().cast())
+            })?,
+            Api::Cuda(_) => cuda::check("cuModuleLoadData", unsafe {
+                sys::cuModuleLoadData((&mut raw as *mut *mut c_void).cast(), image.as_ptr().cast())
+            })?,
+        }
+        let label = format!(
+            "the module for {} ({})",
+            ctx.device().arch,
+            ctx.device().name
+        );
+        Ok(Arc::new(Module {
+            ctx: ctx.clone(),
+            raw,
+            label,
+        }))
+    }
+
+    /// "the module for sm_90 (NVIDIA H200)".
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The kernel `name`, or `KernelMissing` naming it, this module's architecture and the
+    /// runtime's answer.
+    pub fn function(self: &Arc<Self>, name: &str) -> Result<Function> {
+        let missing = |why: String| HipError::KernelMissing {
+            kernel: name.to_string(),
+            module: format!("{} ({why})", self.label),
+        };
+        let c = CString::new(name).map_err(|_| missing("the name holds a NUL".into()))?;
+        self.ctx.bind()?;
+        let mut raw: *mut c_void = std::ptr::null_mut();
+        let r = match self.ctx.api() {
+            // SAFETY: a live module; out-pointer to a local.
+            Api::Hip(h) => h.check("hipModuleGetFunction", unsafe {
+                h.hipModuleGetFunction()?(&mut raw, self.raw, c.as_ptr())
+            }),
+            Api::Cuda(_) => cuda::check("cuModuleGetFunction", unsafe {
+                sys::cuModuleGetFunction(
+                    (&mut raw as *mut *mut c_void).cast(),
+                    self.raw.cast(),
+                    c.as_ptr(),
+                )
+            }),
+        };
+        match r {
+            Ok(()) => Ok(Function {
+                module: self.clone(),
+                raw,
+                name: name.to_string(),
+            }),
+            Err(HipError::Call {
+                call,
+                name: code_name,
+                ..
+            }) => Err(missing(format!("{call}: {code_name}"))),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        let r = self.ctx.bind().and_then(|_| match self.ctx.api() {
+            // SAFETY: unloaded once, after every Function (they hold an Arc to the module).
+            Api::Hip(h) => h
+                .hipModuleUnload()
+                .and_then(|f| h.check("hipModuleUnload", unsafe { f(self.raw) })),
+            Api::Cuda(_) => cuda::check("cuModuleUnload", unsafe {
+                sys::cuModuleUnload(self.raw.cast())
+            }),
+        });
+        if let Err(e) = r {
+            record_drop_error("module", &e);
+        }
+    }
+}
+
+/// A kernel of a loaded module.
+pub struct Function {
+    module: Arc<Module>,
+    raw: *mut c_void,
+    name: String,
+}
+
+// SAFETY: as for Module.
+unsafe impl Send for Function {}
+unsafe impl Sync for Function {}
+
+impl Function {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn module(&self) -> &Arc<Module> {
+        &self.module
+    }
+
+    /// Enqueues the kernel on `stream` with `shared_bytes` of dynamic shared memory.
+    /// `params` holds one pointer per kernel argument, each pointing at the argument's value
+    /// (the cuLaunchKernel / hipModuleLaunchKernel `kernelParams` form).
+    ///
+    /// # Safety
+    /// `params` must match the kernel's signature in number, order and sizes, and every device
+    /// address passed must stay valid until the kernel has finished.
+    pub unsafe fn launch(
+        &self,
+        stream: &Stream,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_bytes: u32,
+        params: &mut [*mut c_void],
+    ) -> Result<()> {
+        let ctx = &self.module.ctx;
+        ctx.bind()?;
+        let p = if params.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            params.as_mut_ptr()
+        };
+        match ctx.api() {
+            Api::Hip(h) => h.check(
+                "hipModuleLaunchKernel",
+                h.hipModuleLaunchKernel()?(
+                    self.raw,
+                    grid.0,
+                    grid.1,
+                    grid.2,
+                    block.0,
+                    block.1,
+                    block.2,
+                    shared_bytes,
+                    stream.raw(),
+                    p,
+                    std::ptr::null_mut(),
+                ),
+            ),
+            Api::Cuda(_) => cuda::check(
+                "cuLaunchKernel",
+                sys::cuLaunchKernel(
+                    self.raw.cast(),
+                    grid.0,
+                    grid.1,
+                    grid.2,
+                    block.0,
+                    block.1,
+                    block.2,
+                    shared_bytes,
+                    stream.raw().cast(),
+                    p,
+                    std::ptr::null_mut(),
+                ),
+            ),
+        }
+    }
+}
+
+/// Checks that every kernel in `needed` is in `available` (a module's manifest); otherwise
+/// `KernelMissing` naming each missing kernel (comma-separated) and what the module has.
+pub fn require_kernels(available: &[&str], needed: &[&str]) -> Result<()> {
+    let missing: Vec<&str> = needed
+        .iter()
+        .copied()
+        .filter(|n| !available.contains(n))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(HipError::KernelMissing {
+        kernel: missing.join(", "),
+        module: format!("the module (it has: {})", available.join(", ")),
+    })
+}
