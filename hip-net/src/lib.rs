@@ -12,6 +12,7 @@
 //!   ([`Stream::capture`] → [`GraphExec`]), the marker wait and host functions.
 //! - [`buffer`]: [`DeviceBuffer`] and [`ExternalMemory`] (a Vulkan OPAQUE_FD import).
 //! - [`module`]: [`Module`] (PTX or HSACO), [`Function::launch`], [`require_kernels`].
+//! - [`plan`]: the network as a list of kernel launches built from the model's config.
 //!
 //! Every handle holds an `Arc<Context>`; every failure is a [`HipError`] naming the call and the
 //! runtime's error name; nothing panics when a library or symbol is missing, and `Drop` records
@@ -22,6 +23,7 @@ pub mod cuda;
 pub mod error;
 pub mod hip_sys;
 pub mod module;
+pub mod plan;
 pub mod platform;
 pub mod stream;
 
