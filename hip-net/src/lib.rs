@@ -29,7 +29,7 @@ pub mod stream;
 
 pub use buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 pub use error::{drop_error_count, take_drop_errors, uuid_hex, HipError, Result};
-pub use module::{require_kernels, Function, Module};
+pub use module::{code_object_for, load_network_kernels, require_kernels, Function, Module};
 pub use platform::{match_uuid, Backend, Context, DeviceInfo, Prefer, Runtime};
 pub use stream::{Event, GraphExec, Stream};
 

@@ -221,3 +221,63 @@ pub fn require_kernels(available: &[&str], needed: &[&str]) -> Result<()> {
         module: format!("the module (it has: {})", available.join(", ")),
     })
 }
+
+/// The embedded code object (`kernels/`) for a device architecture: the HSACO of that exact
+/// "gfx…" target on AMD; on NVIDIA the PTX of the highest "sm_XY" target not above the device's.
+/// None is `NoCodeObject` naming the architecture.
+pub fn code_object_for(arch: &str) -> Result<&'static tessel_kernels::CodeObject> {
+    let none = || HipError::NoCodeObject { arch: arch.to_string() };
+    if let Some(cc) = arch.strip_prefix("sm_") {
+        let cc: u32 = cc.parse().map_err(|_| none())?;
+        return tessel_kernels::ptx_for(cc / 10, cc % 10).ok_or_else(none);
+    }
+    tessel_kernels::code_object(arch).ok_or_else(none)
+}
+
+/// Loads the network's kernels for the context's device: picks the code object
+/// ([`code_object_for`]), checks its manifest against [`tessel_kernels::KERNELS`]
+/// ([`require_kernels`]), loads it, and looks every kernel up.
+pub fn load_network_kernels(ctx: &Arc<Context>) -> Result<(Arc<Module>, Vec<Function>)> {
+    let object = code_object_for(&ctx.device().arch)?;
+    let names: Vec<&str> = object.kernels.iter().map(|k| k.name).collect();
+    require_kernels(&names, tessel_kernels::KERNELS).map_err(|e| match e {
+        HipError::KernelMissing { kernel, module } => HipError::KernelMissing {
+            kernel,
+            module: module.replacen("the module", &format!("the {} code object", object.target), 1),
+        },
+        e => e,
+    })?;
+    let module = Module::load(ctx, object.bytes)?;
+    let functions =
+        tessel_kernels::KERNELS.iter().map(|k| module.function(k)).collect::<Result<Vec<_>>>()?;
+    Ok((module, functions))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_objects_are_picked_by_architecture() {
+        assert_eq!(code_object_for("gfx1100").unwrap().target, "gfx1100");
+        assert_eq!(code_object_for("gfx942").unwrap().target, "gfx942");
+        assert_eq!(code_object_for("sm_90").unwrap().target, "sm_90");
+        // Ada (8.9) and Blackwell (12.0) take the highest PTX not above them.
+        assert_eq!(code_object_for("sm_89").unwrap().target, "sm_80");
+        assert_eq!(code_object_for("sm_120").unwrap().target, "sm_90");
+        for arch in ["gfx9999", "sm_75", "sm_x", ""] {
+            let err = code_object_for(arch).unwrap_err();
+            assert_eq!(err, HipError::NoCodeObject { arch: arch.to_string() });
+            assert!(err.to_string().ends_with(&format!("architecture {arch}")));
+        }
+    }
+
+    #[test]
+    fn binary_images_are_told_from_ptx_text() {
+        assert!(is_binary(b"\x7fELF\x02\x01"));
+        assert!(is_binary(&0xBA55_ED50u32.to_le_bytes()));
+        assert!(!is_binary(b"//\n.version 7.8\n.target sm_90\n"));
+        assert!(!is_binary(code_object_for("sm_90").unwrap().bytes));
+        assert!(is_binary(code_object_for("gfx1100").unwrap().bytes));
+    }
+}
