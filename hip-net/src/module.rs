@@ -226,7 +226,9 @@ pub fn require_kernels(available: &[&str], needed: &[&str]) -> Result<()> {
 /// "gfx…" target on AMD; on NVIDIA the PTX of the highest "sm_XY" target not above the device's.
 /// None is `NoCodeObject` naming the architecture.
 pub fn code_object_for(arch: &str) -> Result<&'static tessel_kernels::CodeObject> {
-    let none = || HipError::NoCodeObject { arch: arch.to_string() };
+    let none = || HipError::NoCodeObject {
+        arch: arch.to_string(),
+    };
     if let Some(cc) = arch.strip_prefix("sm_") {
         let cc: u32 = cc.parse().map_err(|_| none())?;
         return tessel_kernels::ptx_for(cc / 10, cc % 10).ok_or_else(none);
@@ -243,13 +245,19 @@ pub fn load_network_kernels(ctx: &Arc<Context>) -> Result<(Arc<Module>, Vec<Func
     require_kernels(&names, tessel_kernels::KERNELS).map_err(|e| match e {
         HipError::KernelMissing { kernel, module } => HipError::KernelMissing {
             kernel,
-            module: module.replacen("the module", &format!("the {} code object", object.target), 1),
+            module: module.replacen(
+                "the module",
+                &format!("the {} code object", object.target),
+                1,
+            ),
         },
         e => e,
     })?;
     let module = Module::load(ctx, object.bytes)?;
-    let functions =
-        tessel_kernels::KERNELS.iter().map(|k| module.function(k)).collect::<Result<Vec<_>>>()?;
+    let functions = tessel_kernels::KERNELS
+        .iter()
+        .map(|k| module.function(k))
+        .collect::<Result<Vec<_>>>()?;
     Ok((module, functions))
 }
 
@@ -267,7 +275,12 @@ mod tests {
         assert_eq!(code_object_for("sm_120").unwrap().target, "sm_90");
         for arch in ["gfx9999", "sm_75", "sm_x", ""] {
             let err = code_object_for(arch).unwrap_err();
-            assert_eq!(err, HipError::NoCodeObject { arch: arch.to_string() });
+            assert_eq!(
+                err,
+                HipError::NoCodeObject {
+                    arch: arch.to_string()
+                }
+            );
             assert!(err.to_string().ends_with(&format!("architecture {arch}")));
         }
     }

@@ -36,7 +36,10 @@ fn upload_download_and_event_timing() {
     let Some(ctx) = context() else { return };
     let drops_before = drop_error_count();
     let (least, greatest) = ctx.stream_priority_range().unwrap();
-    assert!(greatest <= least, "lower number = higher priority: ({least}, {greatest})");
+    assert!(
+        greatest <= least,
+        "lower number = higher priority: ({least}, {greatest})"
+    );
     let stream = Stream::new(&ctx).unwrap();
     assert_eq!(stream.priority(), greatest);
 
@@ -58,7 +61,14 @@ fn upload_download_and_event_timing() {
 
     // Too large a copy is refused before any call.
     let err = buf.upload(&vec![0u8; N + 1]).unwrap_err();
-    assert_eq!(err, HipError::Size { what: "upload", got: N + 1, capacity: N });
+    assert_eq!(
+        err,
+        HipError::Size {
+            what: "upload",
+            got: N + 1,
+            capacity: N
+        }
+    );
 
     // GPU time of four 64 MiB fills between two events.
     let (start, end) = (Event::new(&ctx).unwrap(), Event::new(&ctx).unwrap());
@@ -74,7 +84,12 @@ fn upload_download_and_event_timing() {
     assert!(back.iter().all(|&b| b == 0x5a), "fill not seen");
 
     drop((buf, start, end, stream));
-    assert_eq!(drop_error_count(), drops_before, "{:?}", hip_net::take_drop_errors());
+    assert_eq!(
+        drop_error_count(),
+        drops_before,
+        "{:?}",
+        hip_net::take_drop_errors()
+    );
 }
 
 /// A hand-written PTX kernel: data[i] += 1 for i < n.
@@ -128,7 +143,10 @@ fn kernel_launch_graph_marker_wait_and_host_function() {
     let f = module.function("add_one").unwrap();
     let err = module.function("add_two").err().expect("no such kernel");
     let text = err.to_string();
-    assert!(text.starts_with("kernel add_two missing from the module for sm_"), "{text}");
+    assert!(
+        text.starts_with("kernel add_two missing from the module for sm_"),
+        "{text}"
+    );
     assert!(text.contains("CUDA_ERROR_NOT_FOUND"), "{text}");
 
     let n: u32 = 1 << 20;
@@ -140,7 +158,10 @@ fn kernel_launch_graph_marker_wait_and_host_function() {
     let mut count = n;
     let grid = (n.div_ceil(256), 1, 1);
     let launch = |s: &Stream, ptr: &mut u64, count: &mut u32| unsafe {
-        let mut params = [ptr as *mut u64 as *mut c_void, count as *mut u32 as *mut c_void];
+        let mut params = [
+            ptr as *mut u64 as *mut c_void,
+            count as *mut u32 as *mut c_void,
+        ];
         f.launch(s, grid, (256, 1, 1), 0, &mut params)
     };
     launch(&stream, &mut ptr, &mut count).unwrap();
@@ -149,8 +170,17 @@ fn kernel_launch_graph_marker_wait_and_host_function() {
         graph.launch(&stream).unwrap();
     }
     // An error inside the capture is returned and the stream stays usable.
-    let bad = stream.capture(|_| Err(HipError::NoCodeObject { arch: "test".into() }));
-    assert_eq!(bad.err(), Some(HipError::NoCodeObject { arch: "test".into() }));
+    let bad = stream.capture(|_| {
+        Err(HipError::NoCodeObject {
+            arch: "test".into(),
+        })
+    });
+    assert_eq!(
+        bad.err(),
+        Some(HipError::NoCodeObject {
+            arch: "test".into()
+        })
+    );
 
     // The marker tier's pieces: a wait already satisfied, then a host function.
     let marker = DeviceBuffer::alloc(&ctx, 8).unwrap();
@@ -158,18 +188,33 @@ fn kernel_launch_graph_marker_wait_and_host_function() {
     let calls = Box::new(AtomicU32::new(0));
     unsafe {
         stream.wait_value64(marker.ptr(), 7).unwrap();
-        stream.launch_host_func(bump, &*calls as *const AtomicU32 as *mut c_void).unwrap();
+        stream
+            .launch_host_func(bump, &*calls as *const AtomicU32 as *mut c_void)
+            .unwrap();
     }
     let mut back = vec![0u8; n as usize * 4];
     buf.download_on(&stream, &mut back).unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 1);
-    let got: Vec<u32> =
-        back.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
-    let bad: Vec<usize> = (0..n as usize).filter(|&i| got[i] != i as u32 + 4).take(5).collect();
-    assert!(bad.is_empty(), "one direct launch + 3 graph launches: wrong at {bad:?}");
+    let got: Vec<u32> = back
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let bad: Vec<usize> = (0..n as usize)
+        .filter(|&i| got[i] != i as u32 + 4)
+        .take(5)
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "one direct launch + 3 graph launches: wrong at {bad:?}"
+    );
 
     drop((graph, f, module, buf, marker, stream));
-    assert_eq!(drop_error_count(), drops_before, "{:?}", hip_net::take_drop_errors());
+    assert_eq!(
+        drop_error_count(),
+        drops_before,
+        "{:?}",
+        hip_net::take_drop_errors()
+    );
 }
 
 #[test]

@@ -128,14 +128,18 @@ fn auto_without_a_runtime_names_every_candidate() {
 fn prefer_hip_without_hip_names_libamdhip64_so_7() {
     match Runtime::open(Prefer::Hip) {
         Err(HipError::RuntimeMissing { tried, why }) => {
-            assert!(!hip_sys::is_present());
+            println!("{why}");
             assert_eq!(tried, hip_sys::CANDIDATES.to_vec());
-            assert!(
-                why.starts_with("HIP runtime not present: tried libamdhip64.so.7, "),
-                "{why}"
-            );
-            assert!(why.contains("libamdhip64.so.5"), "{why}");
             assert!(!why.contains("CUDA"), "only HIP was asked for: {why}");
+            if hip_sys::is_present() {
+                // The library loads but hipInit refuses (a machine without an AMD GPU).
+                assert!(why.starts_with("HIP runtime libamdhip64.so"), "{why}");
+                assert!(why.contains(" unusable: hipInit failed: "), "{why}");
+            } else {
+                let w = "HIP runtime not present: tried libamdhip64.so.7, ";
+                assert!(why.starts_with(w), "{why}");
+                assert!(why.contains("libamdhip64.so.5"), "{why}");
+            }
         }
         Err(e) => panic!("unexpected error: {e}"),
         Ok(rt) => {
