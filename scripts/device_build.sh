@@ -7,9 +7,12 @@ cd "$(dirname "$0")/.."
 cargo build --release --workspace --examples
 mkdir -p .carry/bin
 cp target/release/tessel target/release/examples/engine_bench .carry/bin/
-# The Vulkan-vs-CPU test binary (cargo names it with a hash; take the newest).
-t=$(ls -t target/release/deps/against_cpu-* | grep -v '\.d$' | head -1)
-cp "$t" .carry/bin/against_cpu
+cargo test --release --workspace --no-run
+# Test binaries that need a GPU (cargo names them with a hash; take the newest of each).
+for name in against_cpu engine network_gpu gpu; do
+  t=$(ls -t target/release/deps/${name}-* | grep -v '\.d$' | head -1)
+  cp "$t" .carry/bin/$name
+done
 if [ ! -f .gl/libvulkan1_*.deb ] 2>/dev/null; then
   mkdir -p .gl /tmp/amd64/partial
   o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'

@@ -27,6 +27,10 @@ step "Vulkan engine against the CPU reference on the golden cases (test binary),
 run $B/against_cpu --nocapture
 TESSEL_VK_COOPMAT=0 run $B/against_cpu --nocapture
 
+step "native network (hip-net: CUDA driver here, PTX from kernels/) against the CPU reference, and its GPU time"
+run $B/gpu --test-threads=1 --nocapture
+run $B/network_gpu --test-threads=1 --nocapture
+
 step "tessel check, cooperative-matrix path"
 run $B/tessel check --json "$OUT/check_coopmat.json"
 step "tessel check, scalar path (TESSEL_VK_COOPMAT=0)"

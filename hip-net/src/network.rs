@@ -1,0 +1,127 @@
+//! The network on the GPU runtime: weights uploaded once, the kernels of the device's
+//! architecture loaded, every buffer allocated at creation, the plan replayed on a non-blocking
+//! stream at the device's greatest priority, directly or as one of eight captured graphs (one per
+//! window phase). Standalone, it owns its token and head buffers; the split frame will import
+//! the Vulkan engine's instead.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use tessel_model::config::{TokenGrid, PHASES};
+use tessel_model::package::ModelPackage;
+
+use crate::buffer::DeviceBuffer;
+use crate::error::Result;
+use crate::module::{load_network_kernels, Function, Module};
+use crate::plan::{build, buffer_sizes, Buffers, Launch};
+use crate::platform::Context;
+use crate::stream::{Event, GraphExec, Stream};
+
+pub struct Network {
+    pub ctx: Arc<Context>,
+    pub stream: Stream,
+    _module: Arc<Module>,
+    functions: HashMap<&'static str, Function>,
+    _weights: DeviceBuffer,
+    pub tokens: DeviceBuffer,
+    pub head: DeviceBuffer,
+    _scratch: Vec<DeviceBuffer>,
+    pub grid: TokenGrid,
+    plan: Vec<Launch>,
+    graphs: Vec<GraphExec>,
+}
+
+impl Network {
+    /// Uploads a package and allocates everything for one output size (standalone buffers).
+    pub fn new(ctx: &Arc<Context>, pkg: &ModelPackage, output: (usize, usize)) -> Result<Network> {
+        let cfg = &pkg.config;
+        let grid = TokenGrid::new(cfg, output.0, output.1);
+        let stream = Stream::new(ctx)?;
+        let (module, fns) = load_network_kernels(ctx)?;
+        let functions = tessel_kernels::KERNELS.iter().copied().zip(fns).collect();
+        let (blob, offsets) = pkg.device_blob();
+        let weights = DeviceBuffer::alloc(ctx, blob.len())?;
+        weights.upload_on(&stream, &blob)?;
+        let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, weights.ptr().0 + v)).collect();
+        let (tb, hb, xs, qkv, attn, hidden) = buffer_sizes(cfg, &grid);
+        let tokens = DeviceBuffer::alloc(ctx, tb as usize)?;
+        let head = DeviceBuffer::alloc(ctx, hb as usize)?;
+        let mut scratch = Vec::new();
+        for bytes in xs.iter().chain([qkv, attn, hidden].iter()) {
+            scratch.push(DeviceBuffer::alloc(ctx, *bytes as usize)?);
+        }
+        let l = cfg.levels();
+        let bufs = Buffers {
+            tokens: tokens.ptr().0,
+            head: head.ptr().0,
+            x: scratch[..l].iter().map(|b| b.ptr().0).collect(),
+            qkv: scratch[l].ptr().0,
+            attn: scratch[l + 1].ptr().0,
+            hidden: scratch[l + 2].ptr().0,
+        };
+        let plan = build(cfg, &grid, &bufs, &tensors);
+        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new() })
+    }
+
+    /// Enqueues the plan for a window phase (no graph).
+    pub fn enqueue(&self, phase: usize) -> Result<()> {
+        for l in &self.plan {
+            let mut bytes = l.arg_bytes(phase);
+            let mut params = [bytes.as_mut_ptr() as *mut c_void];
+            let f = &self.functions[l.kernel()];
+            // The argument bytes match the kernel's one struct parameter (plan.rs), and every
+            // address in them belongs to buffers this Network owns.
+            unsafe { f.launch(&self.stream, l.grid, l.block, 0, &mut params)? };
+        }
+        Ok(())
+    }
+
+    /// Captures the eight phases into eight immutable graphs (once).
+    pub fn build_graphs(&mut self) -> Result<()> {
+        if self.graphs.is_empty() {
+            for phase in 0..PHASES {
+                let g = self.stream.capture(|_| self.enqueue(phase))?;
+                self.graphs.push(g);
+            }
+        }
+        Ok(())
+    }
+
+    /// Launches the graph of a phase (after `build_graphs`), else enqueues the plan.
+    pub fn launch(&self, phase: usize) -> Result<()> {
+        match self.graphs.get(phase % PHASES) {
+            Some(g) => g.launch(&self.stream),
+            None => self.enqueue(phase),
+        }
+    }
+
+    /// Standalone evaluation: token buffer (f16 bytes) in, head buffer (f16 bytes) out.
+    pub fn evaluate(&self, tokens: &[u8], phase: usize, head: &mut [u8]) -> Result<()> {
+        self.tokens.upload_on(&self.stream, tokens)?;
+        self.launch(phase)?;
+        self.head.download_on(&self.stream, head)
+    }
+
+    /// GPU milliseconds of `frames` launches after `warmup`, each between two events: the
+    /// per-frame times.
+    pub fn time(&self, warmup: usize, frames: usize) -> Result<Vec<f32>> {
+        let (a, b) = (Event::new(&self.ctx)?, Event::new(&self.ctx)?);
+        for i in 0..warmup {
+            self.launch(i)?;
+        }
+        let mut out = Vec::with_capacity(frames);
+        for i in 0..frames {
+            a.record(&self.stream)?;
+            self.launch(i)?;
+            b.record(&self.stream)?;
+            b.synchronize()?;
+            out.push(Event::elapsed_ms(&a, &b)?);
+        }
+        Ok(out)
+    }
+
+    pub fn launches(&self) -> usize {
+        self.plan.len()
+    }
+}

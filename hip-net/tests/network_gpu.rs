@@ -1,0 +1,103 @@
+//! The native network against the CPU reference (standalone: the reference's token buffer in,
+//! the head buffer out) on the golden cases, direct and through the eight captured graphs; and
+//! its GPU time at 2560x1440 and 3840x2160. Skips loudly without a GPU runtime.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hip_net::{Context, Network, Prefer, Runtime};
+use tessel_model::metrics::psnr_range;
+use tessel_model::network::Network as CpuNetwork;
+use tessel_model::package::ModelPackage;
+use tessel_model::pipeline::{HeadSource, Upscaler};
+use tessel_model::sequence::Sequence;
+
+fn context() -> Option<Arc<Context>> {
+    let rt = match Runtime::open(Prefer::Auto) {
+        Ok(rt) => rt,
+        Err(e) => {
+            println!("skipped: no GPU runtime ({e})");
+            return None;
+        }
+    };
+    let dev = rt.devices().ok()?.into_iter().next()?;
+    Some(Context::new(&rt, dev.uuid).expect("context"))
+}
+
+fn golden_root() -> PathBuf {
+    std::env::var_os("TESSEL_GOLDEN_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/golden"))
+}
+
+fn f16_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| half::f16::from_f32(*x).to_le_bytes()).collect()
+}
+
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()).collect()
+}
+
+#[test]
+fn native_network_matches_the_cpu_reference_on_the_golden_cases() {
+    let Some(ctx) = context() else { return };
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(golden_root()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("golden.json").is_file()).collect();
+    cases.sort();
+    let mut worst = f64::MAX;
+    for case in cases {
+        let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(case.join("golden.json")).unwrap()).unwrap();
+        let dir = match golden["model"].as_str() {
+            Some(d) => case.join(d),
+            None => golden_root().join("../../../models/tessel-v6"),
+        };
+        let pkg = ModelPackage::read(&dir).unwrap();
+        let seq = Sequence::open(&case.join("frames.json")).unwrap();
+        let mut net = Network::new(&ctx, &pkg, seq.output()).unwrap();
+        let mut cpu = Upscaler::new(HeadSource::Network(Arc::new(CpuNetwork::from_package(&pkg))), seq.settings().clone(), seq.output());
+        for graphs in [false, true] {
+            if graphs {
+                net.build_graphs().unwrap();
+            }
+            for i in 0..seq.len() {
+                let ev = cpu.evaluate(&seq.load_frame(i).unwrap());
+                let mut head = vec![0u8; ev.head.len() * 2];
+                net.evaluate(&f16_bytes(&ev.tokens), ev.phase, &mut head).unwrap();
+                let p = psnr_range(&f32s(&head), &ev.head);
+                println!("{} frame {i} phase {} ({}): head {p:.1} dB", case.file_name().unwrap().to_string_lossy(), ev.phase, if graphs { "graph" } else { "direct" });
+                worst = worst.min(p);
+            }
+        }
+    }
+    println!("worst head: {worst:.1} dB");
+    assert!(worst >= 60.0, "head {worst:.1} dB below 60");
+}
+
+#[test]
+fn native_network_gpu_time() {
+    let Some(ctx) = context() else { return };
+    let pkg = ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tessel-v6")).unwrap();
+    for out in [(2560, 1440), (3840, 2160)] {
+        let mut net = Network::new(&ctx, &pkg, out).unwrap();
+        // Tokens: a smooth pattern in the f16 range the input stage writes.
+        let n = net.tokens.len() / 2;
+        let tokens: Vec<f32> = (0..n).map(|i| ((i % 997) as f32 * 0.013).sin() * 0.5).collect();
+        let mut head = vec![0u8; net.head.len()];
+        net.evaluate(&f16_bytes(&tokens), 0, &mut head).unwrap();
+        let direct = median(net.time(10, 100).unwrap());
+        net.build_graphs().unwrap();
+        let graphs = median(net.time(10, 200).unwrap());
+        let flops = pkg.config.flops(out.0, out.1);
+        let f = (flops.total() - flops.input) as f64;
+        println!(
+            "native network {}x{}: {} launches; median {direct:.3} ms enqueued directly, {graphs:.3} ms as graphs ({:.1} TFLOP/s)",
+            out.0,
+            out.1,
+            net.launches(),
+            f / (graphs as f64 * 1e-3) / 1e12
+        );
+        assert!(graphs > 0.0 && graphs.is_finite());
+    }
+}
+
+fn median(mut v: Vec<f32>) -> f32 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
