@@ -30,6 +30,8 @@ TESSEL_VK_COOPMAT=0 run $B/against_cpu --nocapture
 step "native network (hip-net: CUDA driver here, PTX from kernels/) against the CPU reference, and its GPU time"
 run $B/gpu --test-threads=1 --nocapture
 run $B/network_gpu --test-threads=1 --nocapture
+step "split frame: Vulkan front, native network (imported buffers, imported timeline semaphore), Vulkan back"
+run $B/split_gpu --test-threads=1 --nocapture
 
 step "tessel check, cooperative-matrix path"
 run $B/tessel check --json "$OUT/check_coopmat.json"

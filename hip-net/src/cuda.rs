@@ -52,12 +52,16 @@ pub const USED: [&str; 39] = [
     "cuGraphLaunch",
 ];
 
-/// Entry points needed only by the graph and marker paths, checked with [`USED`].
-pub const USED_MORE: [&str; 4] = [
+/// Entry points needed only by the graph, marker and semaphore paths, checked with [`USED`].
+pub const USED_MORE: [&str; 8] = [
     "cuGraphExecDestroy",
     "cuGraphDestroy",
     "cuStreamWaitValue64_v2",
     "cuLaunchHostFunc",
+    "cuImportExternalSemaphore",
+    "cuWaitExternalSemaphoresAsync",
+    "cuSignalExternalSemaphoresAsync",
+    "cuDestroyExternalSemaphore",
 ];
 
 /// The library names cudarc tries for the driver, in its order.

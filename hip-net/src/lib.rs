@@ -25,12 +25,14 @@ pub mod hip_sys;
 pub mod module;
 pub mod network;
 pub mod plan;
+pub mod semaphore;
 pub mod platform;
 pub mod stream;
 
 pub use buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 pub use error::{drop_error_count, take_drop_errors, uuid_hex, HipError, Result};
 pub use network::Network;
+pub use semaphore::ExternalSemaphore;
 pub use module::{code_object_for, load_network_kernels, require_kernels, Function, Module};
 pub use platform::{match_uuid, Backend, Context, DeviceInfo, Prefer, Runtime};
 pub use stream::{Event, GraphExec, Stream};

@@ -11,12 +11,38 @@ use std::sync::Arc;
 use tessel_model::config::{TokenGrid, PHASES};
 use tessel_model::package::ModelPackage;
 
-use crate::buffer::DeviceBuffer;
+use crate::buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 use crate::error::Result;
 use crate::module::{load_network_kernels, Function, Module};
 use crate::plan::{build, buffer_sizes, Buffers, Launch};
 use crate::platform::Context;
 use crate::stream::{Event, GraphExec, Stream};
+
+/// Where the token and head buffers live.
+pub enum Io {
+    /// The network's own (standalone mode: tokens uploaded, head downloaded).
+    Own(DeviceBuffer),
+    /// The Vulkan engine's, imported from its exported fds (the split frame).
+    Imported(ExternalMemory),
+}
+
+impl Io {
+    pub fn ptr(&self) -> DevicePtr {
+        match self {
+            Io::Own(b) => b.ptr(),
+            Io::Imported(m) => m.ptr(),
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            Io::Own(b) => b.len(),
+            Io::Imported(m) => m.size() as usize,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
 
 pub struct Network {
     pub ctx: Arc<Context>,
@@ -24,8 +50,8 @@ pub struct Network {
     _module: Arc<Module>,
     functions: HashMap<&'static str, Function>,
     _weights: DeviceBuffer,
-    pub tokens: DeviceBuffer,
-    pub head: DeviceBuffer,
+    pub tokens: Io,
+    pub head: Io,
     _scratch: Vec<DeviceBuffer>,
     pub grid: TokenGrid,
     plan: Vec<Launch>,
@@ -35,6 +61,16 @@ pub struct Network {
 impl Network {
     /// Uploads a package and allocates everything for one output size (standalone buffers).
     pub fn new(ctx: &Arc<Context>, pkg: &ModelPackage, output: (usize, usize)) -> Result<Network> {
+        let grid = TokenGrid::new(&pkg.config, output.0, output.1);
+        let (tb, hb, ..) = buffer_sizes(&pkg.config, &grid);
+        let tokens = Io::Own(DeviceBuffer::alloc(ctx, tb as usize)?);
+        let head = Io::Own(DeviceBuffer::alloc(ctx, hb as usize)?);
+        Self::with_io(ctx, pkg, output, tokens, head)
+    }
+
+    /// The same on token and head buffers imported from the Vulkan engine (the split frame).
+    /// Their sizes must be at least what the output size needs.
+    pub fn with_io(ctx: &Arc<Context>, pkg: &ModelPackage, output: (usize, usize), tokens: Io, head: Io) -> Result<Network> {
         let cfg = &pkg.config;
         let grid = TokenGrid::new(cfg, output.0, output.1);
         let stream = Stream::new(ctx)?;
@@ -45,8 +81,11 @@ impl Network {
         weights.upload_on(&stream, &blob)?;
         let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, weights.ptr().0 + v)).collect();
         let (tb, hb, xs, qkv, attn, hidden) = buffer_sizes(cfg, &grid);
-        let tokens = DeviceBuffer::alloc(ctx, tb as usize)?;
-        let head = DeviceBuffer::alloc(ctx, hb as usize)?;
+        for (what, io, need) in [("token buffer", &tokens, tb), ("head buffer", &head, hb)] {
+            if (io.len() as u64) < need {
+                return Err(crate::error::HipError::Size { what, got: io.len(), capacity: need as usize });
+            }
+        }
         let mut scratch = Vec::new();
         for bytes in xs.iter().chain([qkv, attn, hidden].iter()) {
             scratch.push(DeviceBuffer::alloc(ctx, *bytes as usize)?);
@@ -98,9 +137,12 @@ impl Network {
 
     /// Standalone evaluation: token buffer (f16 bytes) in, head buffer (f16 bytes) out.
     pub fn evaluate(&self, tokens: &[u8], phase: usize, head: &mut [u8]) -> Result<()> {
-        self.tokens.upload_on(&self.stream, tokens)?;
+        let (Io::Own(t), Io::Own(h)) = (&self.tokens, &self.head) else {
+            return Err(crate::error::HipError::Size { what: "standalone evaluation (the buffers are imported)", got: 0, capacity: 0 });
+        };
+        t.upload_on(&self.stream, tokens)?;
         self.launch(phase)?;
-        self.head.download_on(&self.stream, head)
+        h.download_on(&self.stream, head)
     }
 
     /// GPU milliseconds of `frames` launches after `warmup`, each between two events: the

@@ -100,6 +100,7 @@ pub struct DeviceShared {
     pub caps: Caps,
     pub mem_props: vk::PhysicalDeviceMemoryProperties,
     pub ext_memory_fd: Option<ash::khr::external_memory_fd::Device>,
+    pub ext_semaphore_fd: Option<ash::khr::external_semaphore_fd::Device>,
     /// VK_KHR_pipeline_executable_properties, enabled when TESSEL_PIPELINE_STATS=1 and present.
     pub exec_props: Option<ash::khr::pipeline_executable_properties::Device>,
 }
@@ -314,8 +315,9 @@ impl DeviceShared {
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
         let mem_props = unsafe { instance.get_physical_device_memory_properties(pd) };
         let ext_memory_fd = caps.external_memory_fd.then(|| ash::khr::external_memory_fd::Device::new(&instance, &device));
+        let ext_semaphore_fd = caps.external_semaphore_fd.then(|| ash::khr::external_semaphore_fd::Device::new(&instance, &device));
         let exec_props = stats.then(|| ash::khr::pipeline_executable_properties::Device::new(&instance, &device));
-        Ok(Arc::new(DeviceShared { entry, instance, physical: pd, device, queue, queue_family, caps, mem_props, ext_memory_fd, exec_props }))
+        Ok(Arc::new(DeviceShared { entry, instance, physical: pd, device, queue, queue_family, caps, mem_props, ext_memory_fd, ext_semaphore_fd, exec_props }))
     }
 
     /// Index of a memory type allowed by `bits` with `flags`.

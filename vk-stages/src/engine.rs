@@ -101,6 +101,10 @@ pub struct Engine {
     current: Option<Current>,
     /// Per-layer timestamps (TESSEL_PROFILE=1).
     pub profile: bool,
+    /// The network runs in another API between front and back: the token buffer is released
+    /// to VK_QUEUE_FAMILY_EXTERNAL after the front and the head buffer acquired from it before
+    /// the back (and each taken back for the next frame).
+    pub external_network: bool,
     next_query: u32,
     plan: Vec<Step>,
     fb: FrontBack,
@@ -140,7 +144,12 @@ impl Engine {
         let d = &shared.device;
         let queries = unsafe { d.create_query_pool(&qinfo, None) }.call("vkCreateQueryPool")?;
         let mut tl_info = vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE).initial_value(0);
-        let timeline = unsafe { d.create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut tl_info), None) }.call("vkCreateSemaphore")?;
+        let mut export = vk::ExportSemaphoreCreateInfo::default().handle_types(vk::ExternalSemaphoreHandleTypeFlags::OPAQUE_FD);
+        let mut sinfo = vk::SemaphoreCreateInfo::default().push_next(&mut tl_info);
+        if exportable && shared.caps.external_semaphore_fd {
+            sinfo = sinfo.push_next(&mut export);
+        }
+        let timeline = unsafe { d.create_semaphore(&sinfo, None) }.call("vkCreateSemaphore")?;
         let fb = {
             let p = &model.pipelines;
             let v = crate::model::fixed_variants(cfg.pixel_embed as u32, shared.caps.float64);
@@ -178,6 +187,7 @@ impl Engine {
             counter: 0,
             current: None,
             profile: env_on("TESSEL_PROFILE"),
+            external_network: false,
             next_query: 0,
             plan: Vec::new(),
             fb,
@@ -252,6 +262,37 @@ impl Engine {
         self.next_query
     }
 
+    /// A queue-family ownership transfer of a whole buffer: to the external owner (`release`)
+    /// or back from it.
+    fn transfer(&self, cmd: vk::CommandBuffer, buf: &Buffer, release: bool) {
+        let (src, dst) = if release { (self.shared.queue_family, vk::QUEUE_FAMILY_EXTERNAL) } else { (vk::QUEUE_FAMILY_EXTERNAL, self.shared.queue_family) };
+        let all = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE;
+        let b = [vk::BufferMemoryBarrier::default()
+            .src_access_mask(if release { all } else { vk::AccessFlags::empty() })
+            .dst_access_mask(if release { vk::AccessFlags::empty() } else { all })
+            .src_queue_family_index(src)
+            .dst_queue_family_index(dst)
+            .buffer(buf.buffer)
+            .offset(0)
+            .size(vk::WHOLE_SIZE)];
+        let st = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
+        let (a, z) = if release { (st, vk::PipelineStageFlags::BOTTOM_OF_PIPE) } else { (vk::PipelineStageFlags::TOP_OF_PIPE, st) };
+        unsafe { self.d().cmd_pipeline_barrier(cmd, a, z, vk::DependencyFlags::empty(), &[], &b, &[]) };
+    }
+
+    /// Exports the timeline semaphore (created exportable with the engine's buffers) as an
+    /// OPAQUE_FD; the importer owns the fd.
+    pub fn export_timeline_fd(&self) -> Result<std::os::fd::OwnedFd> {
+        use std::os::fd::FromRawFd;
+        let ext = self.shared.ext_semaphore_fd.as_ref().ok_or_else(|| VkError::MissingFeature {
+            device: self.shared.caps.name.clone(),
+            feature: "VK_KHR_external_semaphore_fd".into(),
+        })?;
+        let info = vk::SemaphoreGetFdInfoKHR::default().semaphore(self.timeline).handle_type(vk::ExternalSemaphoreHandleTypeFlags::OPAQUE_FD);
+        let fd = unsafe { ext.get_semaphore_fd(&info) }.call("vkGetSemaphoreFdKHR")?;
+        Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    }
+
     /// Slot of the frame being recorded (for reading its timestamps and parameters back).
     pub fn current_slot(&self) -> Option<u32> {
         self.current.map(|c| c.slot)
@@ -302,6 +343,14 @@ impl Engine {
         };
         let d = self.shared.device.clone();
         unsafe { d.cmd_reset_query_pool(cmd, self.queries, slot * QUERIES_PER_FRAME, QUERIES_PER_FRAME) };
+        if self.external_network {
+            if self.counter == 0 {
+                // The external network writes the head before the first back: hand it over.
+                self.transfer(cmd, &self.head, true);
+            } else {
+                self.transfer(cmd, &self.tokens, false);
+            }
+        }
         self.barrier(cmd);
         self.timestamp(cmd);
         unsafe { d.cmd_update_buffer(cmd, self.params.buffer, Self::params_offset(slot), bytemuck::bytes_of(&fp)) };
@@ -339,6 +388,9 @@ impl Engine {
         let py = (self.grid.padded_h * 4) as u32 / b::WG_PIXELS_Y;
         self.dispatch_raw(cmd, self.fb.input, &push, (px, py, 1));
         self.timestamp(cmd);
+        if self.external_network {
+            self.transfer(cmd, &self.tokens, true);
+        }
         Ok(())
     }
 
@@ -368,14 +420,18 @@ impl Engine {
     /// and the new history. Ends the frame.
     pub fn record_back(&mut self, cmd: vk::CommandBuffer, controls: Controls) -> Result<()> {
         let cur = self.current.ok_or_else(|| VkError::Size("record_back before record_front".into()))?;
-        if matches!(controls, Controls::Fixed(_)) && self.next_query == 3 {
-            // No network ran: keep the stage boundaries at fixed indices.
+        if self.next_query == 3 {
+            // No network was recorded here (fixed controls, or a network in another API): the
+            // stage boundaries keep their indices, and "head written" marks the back's start.
             self.timestamp(cmd);
         }
         let (head, fixed) = match controls {
             Controls::Head => (self.head.address, FixedHead::default()),
             Controls::Fixed(f) => (0, f),
         };
+        if self.external_network && matches!(controls, Controls::Head) {
+            self.transfer(cmd, &self.head, false);
+        }
         let pa = self.params.address + Self::params_offset(cur.slot);
         let push = Push::new()
             .u64(pa)
@@ -395,6 +451,9 @@ impl Engine {
         let groups = ((ow as u32).div_ceil(b::WG_PIXELS_X), (oh as u32).div_ceil(b::WG_PIXELS_Y), 1);
         self.dispatch_raw(cmd, self.fb.reconstruct, &push, groups);
         self.timestamp(cmd);
+        if self.external_network && matches!(controls, Controls::Head) {
+            self.transfer(cmd, &self.head, true);
+        }
         self.current = None;
         self.counter += 1;
         Ok(())

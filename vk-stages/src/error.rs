@@ -23,6 +23,9 @@ pub enum VkError {
     /// A frame or size outside what the engine was created for.
     #[error("{0}")]
     Size(String),
+    /// The network in another API failed (its own message).
+    #[error("external network: {0}")]
+    External(String),
     /// No memory type fits a buffer.
     #[error("no memory type for {0}")]
     Memory(String),

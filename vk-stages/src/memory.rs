@@ -34,6 +34,8 @@ pub struct Buffer {
     pub buffer: vk::Buffer,
     pub memory: vk::DeviceMemory,
     pub size: u64,
+    /// Bytes of the memory object (what an importer of the exported fd must name).
+    pub allocation_size: u64,
     pub address: u64,
     mapped: *mut u8,
     exportable: bool,
@@ -85,7 +87,7 @@ impl Buffer {
                 return Err(e);
             }
         };
-        let mut buf = Buffer { shared: shared.clone(), buffer, memory, size, address: 0, mapped: std::ptr::null_mut(), exportable, name };
+        let mut buf = Buffer { shared: shared.clone(), buffer, memory, size, allocation_size: req.size, address: 0, mapped: std::ptr::null_mut(), exportable, name };
         unsafe { d.bind_buffer_memory(buffer, memory, 0) }.call("vkBindBufferMemory")?;
         buf.address = unsafe { d.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer)) };
         if loc != Location::Device {
@@ -154,7 +156,7 @@ impl Buffer {
                 return Err(e);
             }
         };
-        let mut buf = Buffer { shared: shared.clone(), buffer, memory, size, address: 0, mapped: std::ptr::null_mut(), exportable: false, name };
+        let mut buf = Buffer { shared: shared.clone(), buffer, memory, size, allocation_size: req.size, address: 0, mapped: std::ptr::null_mut(), exportable: false, name };
         unsafe { d.bind_buffer_memory(buffer, memory, 0) }.call("vkBindBufferMemory")?;
         buf.address = unsafe { d.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer)) };
         Ok(buf)

@@ -18,6 +18,13 @@ use crate::memory::{Buffer, Location};
 use crate::model::Model;
 use crate::params::{FRAME_PARAMS_BYTES, OFFSET_EXPOSURE, OFFSET_SANITIZED};
 
+/// A network that runs in another API between the front and the back (hip-net), on the engine's
+/// exported token and head buffers: it enqueues, on its own queue, a wait until the engine's
+/// timeline reaches `wait`, the network of `phase`, and a signal of `signal`.
+pub trait ExternalNetwork {
+    fn enqueue(&mut self, phase: usize, wait: u64, signal: u64) -> std::result::Result<(), String>;
+}
+
 /// Which device buffers to read back after each frame (the output always).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReadBack {
@@ -58,6 +65,9 @@ pub struct Runner {
     /// Submit the front and the rest as two submissions joined by the engine's timeline
     /// semaphore (the split frame an external network runs inside); results are identical.
     pub split: bool,
+    /// The network in another API (implies `split`; the engine must be exportable and
+    /// `external_network` set).
+    pub external: Option<Box<dyn ExternalNetwork>>,
     pub controls: Controls,
     last_history: Vec<f32>,
 }
@@ -105,6 +115,7 @@ impl Runner {
             cmd_back,
             fence,
             split: false,
+            external: None,
             upload,
             readback,
             settings,
@@ -188,9 +199,13 @@ impl Runner {
         let e = &mut self.engine;
         let slot = (e.counter % b::PARAM_SLOTS as u64) as u32;
         let hist_write = (e.counter % 2) as usize;
-        let front_value = e.counter + 1;
+        // Frame N: the front signals 2N+1; the back waits for 2N+1, or for 2N+2, which the
+        // external network signals after its own wait for 2N+1.
+        let front_value = 2 * e.counter + 1;
+        let back_wait = if self.external.is_some() { front_value + 1 } else { front_value };
         e.record_front(cmd, input)?;
-        let cmd = if self.split {
+        let split = self.split || self.external.is_some();
+        let cmd = if split {
             let back = self.cmd_back;
             unsafe {
                 d.end_command_buffer(cmd).call("vkEndCommandBuffer")?;
@@ -200,6 +215,9 @@ impl Runner {
                 let cmds = [cmd];
                 let submit = vk::SubmitInfo::default().command_buffers(&cmds).signal_semaphores(&sems).push_next(&mut tl);
                 d.queue_submit(self.shared.queue, &[submit], vk::Fence::null()).call("vkQueueSubmit (front)")?;
+                if let Some(x) = self.external.as_mut() {
+                    x.enqueue(phase, front_value, front_value + 1).map_err(|why| VkError::External(why))?;
+                }
                 d.reset_command_buffer(back, vk::CommandBufferResetFlags::empty()).call("vkResetCommandBuffer")?;
                 d.begin_command_buffer(back, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
                     .call("vkBeginCommandBuffer")?;
@@ -208,7 +226,7 @@ impl Runner {
         } else {
             cmd
         };
-        if matches!(self.controls, Controls::Head) {
+        if matches!(self.controls, Controls::Head) && self.external.is_none() {
             e.record_network(cmd)?;
         }
         e.record_back(cmd, self.controls)?;
@@ -241,11 +259,11 @@ impl Runner {
             d.end_command_buffer(cmd).call("vkEndCommandBuffer")?;
             let cmds = [cmd];
             let sems = [e.timeline];
-            let vals = [front_value];
+            let vals = [back_wait];
             let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
             let mut tl = vk::TimelineSemaphoreSubmitInfo::default().wait_semaphore_values(&vals);
             let mut submit = vk::SubmitInfo::default().command_buffers(&cmds);
-            if self.split {
+            if split {
                 submit = submit.wait_semaphores(&sems).wait_dst_stage_mask(&stages).push_next(&mut tl);
             }
             d.queue_submit(self.shared.queue, &[submit], self.fence).call("vkQueueSubmit")?;

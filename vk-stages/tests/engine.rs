@@ -70,7 +70,7 @@ fn split_frame_through_the_timeline_semaphore_equals_one_command_buffer() {
     }
     let mut value = 0u64;
     unsafe { value = shared.device.get_semaphore_counter_value(split.engine.timeline).unwrap_or(value) };
-    assert_eq!(value, 6, "the front of frame N signals N + 1");
+    assert_eq!(value, 11, "the front of frame N signals 2N + 1");
 }
 
 #[test]

@@ -1,0 +1,172 @@
+//! The split frame on a GPU that both Vulkan and the runtime reach (the H200 here): the Vulkan
+//! front writes the token buffer, the native network (imported token and head buffers, the
+//! imported timeline semaphore: tier 1) turns it into the head, the Vulkan back reconstructs.
+//! Checked against the all-Vulkan frame (>= 50 dB on every frame of 32, with a reset, and over
+//! 1,000 frames), then timed at 3840x2160 beside the all-Vulkan frame. Skips loudly without a
+//! Vulkan device with exportable memory and semaphores, or without a GPU runtime.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use hip_net::network::Io;
+use hip_net::{Context, Event, ExternalMemory, ExternalSemaphore, Network, Prefer, Runtime};
+use tessel_model::frame::FrameData;
+use tessel_model::metrics::{psnr_tm, tonemapped_rgb};
+use tessel_model::package::ModelPackage;
+use tessel_model::sequence::Settings;
+use vk_stages::runner::ExternalNetwork;
+use vk_stages::{DeviceShared, Engine, Model, Runner};
+
+struct Native {
+    net: Network,
+    sem: ExternalSemaphore,
+    events: (Event, Event),
+    /// The network's own GPU time of each finished frame (events around the graph launch).
+    times: Arc<Mutex<Vec<f32>>>,
+    pending: bool,
+}
+
+impl ExternalNetwork for Native {
+    fn enqueue(&mut self, phase: usize, wait: u64, signal: u64) -> Result<(), String> {
+        if self.pending {
+            // The previous frame has finished (the runner waited for its fence).
+            let ms = Event::elapsed_ms(&self.events.0, &self.events.1).map_err(|e| e.to_string())?;
+            self.times.lock().unwrap().push(ms);
+        }
+        self.pending = true;
+        let s = &self.net.stream;
+        self.sem.wait(s, wait).map_err(|e| e.to_string())?;
+        self.events.0.record(s).map_err(|e| e.to_string())?;
+        self.net.launch(phase).map_err(|e| e.to_string())?;
+        self.events.1.record(s).map_err(|e| e.to_string())?;
+        self.sem.signal(s, signal).map_err(|e| e.to_string())
+    }
+}
+
+fn frame(rw: usize, rh: usize, t: usize) -> FrameData {
+    let mut color = vec![0.0f32; rw * rh * 4];
+    for y in 0..rh {
+        for x in 0..rw {
+            let fx = x as f32 + 0.7 * t as f32;
+            let i = (y * rw + x) * 4;
+            color[i] = 0.4 + 0.3 * (fx * 0.21).sin() * (y as f32 * 0.13).cos();
+            color[i + 1] = 0.3 + 0.2 * ((fx + y as f32) * 0.09).sin();
+            color[i + 2] = 1.5 * ((fx * 0.3).cos().max(0.0)).powi(8);
+            color[i + 3] = 1.0;
+        }
+    }
+    let motion = vec![-0.7f32, 0.0].repeat(rw * rh);
+    let depth = (0..rw * rh).map(|i| 0.3 + 0.4 * ((i % rw) as f32 / rw as f32)).collect();
+    let jitter = [((t * 3) % 8) as f32 / 8.0 - 0.4375, ((t * 5) % 8) as f32 / 8.0 - 0.4375];
+    FrameData { render: (rw, rh), color, motion, depth, jitter, reset: t == 0 || t == 16, reference: None }
+}
+
+/// A Vulkan-only runner and a split runner with the native network, on one Vulkan device.
+type NetTimes = Arc<Mutex<Vec<f32>>>;
+
+fn runners(pkg: &ModelPackage, render: (usize, usize), out: (usize, usize)) -> Option<(Runner, Runner, Arc<Context>, NetTimes)> {
+    let shared = match DeviceShared::open() {
+        Ok(s) if s.caps.external_memory_fd && s.caps.external_semaphore_fd => s,
+        Ok(s) => {
+            println!("skipped: {} cannot export memory and semaphores", s.caps.name);
+            return None;
+        }
+        Err(e) => {
+            println!("skipped: no Vulkan device ({e})");
+            return None;
+        }
+    };
+    let rt = match Runtime::open(Prefer::Auto) {
+        Ok(rt) => rt,
+        Err(e) => {
+            println!("skipped: no GPU runtime ({e})");
+            return None;
+        }
+    };
+    // The runtime's device is the Vulkan device, matched by UUID.
+    let ctx = Context::new(&rt, shared.caps.uuid).expect("the runtime sees the Vulkan device");
+    let model = Model::new(&shared, pkg).unwrap();
+    let plain = Runner::new(&model, Settings::default(), render, out).unwrap();
+    let mut engine = Engine::new(&model, render, out, true).unwrap();
+    engine.external_network = true;
+    let import = |b: &vk_stages::memory::Buffer| ExternalMemory::import_opaque_fd(&ctx, b.export_fd().unwrap(), b.allocation_size, true).unwrap();
+    let (tokens, head) = (import(&engine.tokens), import(&engine.head));
+    let sem = ExternalSemaphore::import_timeline_fd(&ctx, engine.export_timeline_fd().unwrap()).unwrap();
+    let mut net = Network::with_io(&ctx, pkg, out, Io::Imported(tokens), Io::Imported(head)).unwrap();
+    net.build_graphs().unwrap();
+    let events = (Event::new(&ctx).unwrap(), Event::new(&ctx).unwrap());
+    let mut split = Runner::with_engine(engine, Settings::default()).unwrap();
+    let times = NetTimes::default();
+    split.external = Some(Box::new(Native { net, sem, events, times: times.clone(), pending: false }));
+    Some((plain, split, ctx, times))
+}
+
+fn shipped() -> ModelPackage {
+    ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tessel-v6")).unwrap()
+}
+
+#[test]
+fn split_frame_with_the_native_network_matches_the_vulkan_frame() {
+    let pkg = shipped();
+    let Some((mut plain, mut split, _ctx, _)) = runners(&pkg, (96, 54), (192, 108)) else { return };
+    let mut worst = f64::MAX;
+    for t in 0..1000 {
+        let f = frame(96, 54, t % 40);
+        let (a, _) = plain.evaluate(&f).unwrap();
+        let (b, _) = split.evaluate(&f).unwrap();
+        let p = psnr_tm(&tonemapped_rgb(&a.output, 1.0), &tonemapped_rgb(&b.output, 1.0));
+        if t < 32 || t % 100 == 0 {
+            println!("frame {t}: split (native network) against all-Vulkan {p:.1} dB");
+        }
+        assert!(b.output.iter().all(|v| v.is_finite()), "frame {t}: non-finite output");
+        worst = worst.min(p);
+        assert!(p >= 50.0, "frame {t}: {p:.1} dB");
+    }
+    println!("1,000 frames, worst {worst:.1} dB");
+}
+
+#[test]
+fn split_frame_latency_at_4k() {
+    let pkg = shipped();
+    let (render, out) = ((1920, 1080), (3840, 2160));
+    let Some((mut plain, mut split, _ctx, times)) = runners(&pkg, render, out) else { return };
+    plain.read_output = false;
+    split.read_output = false;
+    let f = frame(render.0, render.1, 1);
+    plain.upload(&f).unwrap();
+    split.upload(&f).unwrap();
+    let input = |t: usize| vk_stages::FrameInput {
+        render,
+        jitter: f.jitter,
+        reset: t == 0,
+        exposure: Settings::default().exposure,
+        motion_units: Settings::default().motion_units,
+        depth_inverted: Settings::default().depth_inverted,
+    };
+    let mut rows = Vec::new();
+    for (name, r) in [("all-Vulkan", &mut plain), ("split, native network (tier 1)", &mut split)] {
+        let (mut wall, mut gpu_front_to_back, mut net) = (Vec::new(), Vec::new(), Vec::new());
+        for t in 0..120 {
+            let t0 = Instant::now();
+            let (_, g) = r.run(&input(t)).unwrap();
+            let w = t0.elapsed().as_secs_f64() * 1e3;
+            if t >= 20 {
+                wall.push(w);
+                gpu_front_to_back.push(g.frame_ms);
+                net.push(g.network_ms);
+            }
+        }
+        rows.push((name, median(wall), median(gpu_front_to_back), median(net)));
+    }
+    let own: Vec<f64> = times.lock().unwrap().iter().skip(20).map(|v| *v as f64).collect();
+    println!("native network alone (events around its graph): median {:.3} ms over {} frames", median(own.clone()), own.len());
+    for (name, wall, gpu, net) in rows {
+        println!("{name}: frame {gpu:.3} ms GPU (front start to back end), tokens-to-head {net:.3} ms, {wall:.3} ms submit to fence");
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
