@@ -13,6 +13,7 @@ use tessel_model::sequence::Settings;
 use vk_stages::runner::GpuTimes;
 
 use crate::cli::common::{model_candidates, NetworkChoice};
+use crate::cli::hip::open_hip;
 use crate::cli::vulkan::{open_vulkan, vulkan_device};
 
 /// Which buffers a backend hands back besides the output.
@@ -118,9 +119,6 @@ fn no_model() -> anyhow::Error {
     )
 }
 
-pub fn hip_refused() -> anyhow::Error {
-    anyhow::anyhow!("the HIP network backend is not part of this build yet (hip-net/ is planned); use --network vulkan or cpu")
-}
 
 /// Opens the backend `choice` for frames up to `capacity` (render size) at `output`. `model` is
 /// the package (None: the fixed-head baseline falls back to default values; the networks need
@@ -135,7 +133,11 @@ pub fn open_backend(
 ) -> Result<Box<dyn Backend>> {
     match choice {
         NetworkChoice::None => Ok(open_none(model, settings, output)),
-        NetworkChoice::Hip => Err(hip_refused()),
+        NetworkChoice::Hip => {
+            let pkg = model.ok_or_else(no_model)?;
+            let shared = vulkan_device().map_err(|e| anyhow::anyhow!("--network hip needs the Vulkan front and back: {e}"))?;
+            open_hip(&shared, pkg, settings, capacity, output, "")
+        }
         NetworkChoice::Cpu => Ok(open_cpu(model.ok_or_else(no_model)?, settings, output, "")),
         NetworkChoice::Vulkan => {
             let pkg = model.ok_or_else(no_model)?;
@@ -144,7 +146,10 @@ pub fn open_backend(
         }
         NetworkChoice::Auto => {
             let pkg = model.ok_or_else(no_model)?;
-            let vk = vulkan_device().map_err(anyhow::Error::msg).and_then(|s| open_vulkan(&s, pkg, settings, capacity, output, "auto -> "));
+            // The native network loses to Vulkan's today (portable kernels only): auto takes
+            // Vulkan and says what it found of HIP.
+            let why = format!("auto -> (hip: {}) ", crate::cli::hip::status());
+            let vk = vulkan_device().map_err(anyhow::Error::msg).and_then(|s| open_vulkan(&s, pkg, settings, capacity, output, &why));
             match vk {
                 Ok(b) => Ok(b),
                 Err(e) => Ok(open_cpu(pkg, settings, output, &format!("auto -> cpu (no Vulkan: {}); ", one_line(&format!("{e:#}"))))),

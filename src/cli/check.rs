@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use anyhow::{bail, ensure, Context, Result};
 use serde::Serialize;
 
-use crate::cli::backend::hip_refused;
 use crate::cli::check_golden::{check_case, golden_cases, GoldenRow};
 use crate::cli::check_sequence::{check_sequence, frames, open_for, SequencePlan, SequenceRow, PLAN};
 use crate::cli::common::{find_model, NetworkChoice};
@@ -70,17 +69,22 @@ fn chosen(list: &[NetworkChoice]) -> Result<(Vec<NetworkChoice>, Vec<String>)> {
     let mut run = Vec::new();
     let mut skipped = Vec::new();
     if list.is_empty() {
-        match vulkan_device() {
+        let vk = vulkan_device();
+        match &vk {
             Ok(_) => run.push(NetworkChoice::Vulkan),
             Err(e) => skipped.push(format!("skipped: no Vulkan device ({e})")),
         }
-        skipped.push("skipped: no HIP runtime (the HIP backend is not part of this build yet)".to_string());
+        // The native network runs between the Vulkan front and back: it needs both.
+        match (crate::cli::hip::runtime(), &vk) {
+            (Ok(_), Ok(s)) if s.caps.external_memory_fd && s.caps.external_semaphore_fd => run.push(NetworkChoice::Hip),
+            (Ok(rt), _) => skipped.push(format!("skipped: hip ({} present, but no Vulkan device that exports memory and semaphores)", rt.describe())),
+            (Err(e), _) => skipped.push(format!("skipped: no HIP runtime ({})", e.to_string().split_whitespace().collect::<Vec<_>>().join(" "))),
+        }
         return Ok((run, skipped));
     }
     for &c in list {
         match c {
             NetworkChoice::None => bail!("--network none: the TAAU baseline has no network to check against the CPU reference"),
-            NetworkChoice::Hip => return Err(hip_refused()),
             c => run.push(c),
         }
     }

@@ -23,7 +23,13 @@ fn vulkan_lines() {
 
 pub fn info(model: Option<&Path>) -> Result<()> {
     say!("tessel {}", env!("CARGO_PKG_VERSION"));
-    say!("backends: cpu reference (f32, {} threads) | vulkan: see below | hip: not part of this build yet", rayon::current_num_threads());
+    say!("backends: cpu reference (f32, {} threads) | vulkan: see below | hip: see below", rayon::current_num_threads());
+    say!("hip: {}", hip_net::runtime_status());
+    say!(
+        "hip kernels: {} code objects ({})",
+        tessel_kernels::CODE_OBJECTS.len(),
+        tessel_kernels::CODE_OBJECTS.iter().map(|c| c.target).collect::<Vec<_>>().join(", ")
+    );
     vulkan_lines();
     let Some(pkg) = find_model(model)? else {
         say!("model: none found (looked in {})", model_candidates().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));

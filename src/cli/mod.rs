@@ -8,6 +8,7 @@ pub mod check_sequence;
 pub mod common;
 pub mod compare;
 pub mod demo;
+pub mod hip;
 pub mod info;
 pub mod picture;
 pub mod replay;

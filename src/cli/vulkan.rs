@@ -39,9 +39,11 @@ pub fn device_line(c: &Caps, path: &NetPath) -> String {
 }
 
 pub struct VulkanBackend {
-    runner: Runner,
-    label: String,
-    model: String,
+    pub(crate) runner: Runner,
+    pub(crate) label: String,
+    pub(crate) model: String,
+    /// "vulkan", or "hip" when the network runs natively between the Vulkan front and back.
+    pub(crate) name: &'static str,
 }
 
 /// Loads `pkg` on the device and makes a runner for frames up to `capacity` at `output`.
@@ -58,12 +60,12 @@ pub fn open_vulkan(
         .with_context(|| format!("Vulkan engine for {}x{} -> {}x{}", capacity.0, capacity.1, output.0, output.1))?;
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
     let label = format!("network: {why}vulkan on {}; model '{}'{trained}", device_line(&shared.caps, &model.path), pkg.name);
-    Ok(Box::new(VulkanBackend { runner, label, model: pkg.name.clone() }))
+    Ok(Box::new(VulkanBackend { runner, label, model: pkg.name.clone(), name: "vulkan" }))
 }
 
 impl Backend for VulkanBackend {
     fn name(&self) -> &'static str {
-        "vulkan"
+        self.name
     }
     fn label(&self) -> &str {
         &self.label

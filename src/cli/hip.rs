@@ -1,0 +1,88 @@
+//! The native network backend (`--network hip`): the Vulkan engine's front and back with the
+//! network of hip-net between them, on the engine's exported token and head buffers, joined by
+//! its timeline semaphore imported into the runtime (synchronisation tier 1).
+
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use hip_net::network::Io;
+use hip_net::{Context, ExternalMemory, ExternalSemaphore, Network, Prefer, Runtime};
+use tessel_model::package::ModelPackage;
+use tessel_model::sequence::Settings;
+use vk_stages::runner::ExternalNetwork;
+use vk_stages::{DeviceShared, Engine, Model, Runner};
+
+use crate::cli::backend::Backend;
+use crate::cli::vulkan::{device_line, VulkanBackend};
+
+/// hip-net's network as the engine's external network.
+struct Native {
+    net: Network,
+    sem: ExternalSemaphore,
+}
+
+impl ExternalNetwork for Native {
+    fn enqueue(&mut self, phase: usize, wait: u64, signal: u64) -> std::result::Result<(), String> {
+        let s = &self.net.stream;
+        self.sem.wait(s, wait).map_err(|e| e.to_string())?;
+        self.net.launch(phase).map_err(|e| e.to_string())?;
+        self.sem.signal(s, signal).map_err(|e| e.to_string())
+    }
+}
+
+/// The runtime (TESSEL_HIP_RUNTIME=auto|hip|cuda picks; default auto) or why there is none.
+pub fn runtime() -> Result<Runtime> {
+    let prefer = std::env::var("TESSEL_HIP_RUNTIME").ok().and_then(|v| v.parse::<Prefer>().ok()).unwrap_or(Prefer::Auto);
+    Runtime::open(prefer).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Opens the split-frame backend on the Vulkan device `shared`.
+pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Settings, capacity: (usize, usize), output: (usize, usize), why: &str) -> Result<Box<dyn Backend>> {
+    let rt = runtime().context("--network hip")?;
+    let caps = &shared.caps;
+    anyhow::ensure!(
+        caps.external_memory_fd && caps.external_semaphore_fd,
+        "--network hip: Vulkan device {} cannot export memory and semaphores (VK_KHR_external_memory_fd, VK_KHR_external_semaphore_fd)",
+        caps.name
+    );
+    let ctx = Context::new(&rt, caps.uuid).map_err(|e| anyhow::anyhow!("--network hip: {e}"))?;
+    let model = Model::new(shared, pkg).with_context(|| format!("loading model '{}' on {}", pkg.name, caps.name))?;
+    let mut engine = Engine::new(&model, capacity, output, true)?;
+    engine.external_network = true;
+    let import = |b: &vk_stages::memory::Buffer| -> Result<ExternalMemory> {
+        Ok(ExternalMemory::import_opaque_fd(&ctx, b.export_fd()?, b.allocation_size, true).map_err(|e| anyhow::anyhow!("{e}"))?)
+    };
+    let (tokens, head) = (import(&engine.tokens)?, import(&engine.head)?);
+    let sem = ExternalSemaphore::import_timeline_fd(&ctx, engine.export_timeline_fd()?).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut net = Network::with_io(&ctx, pkg, output, Io::Imported(tokens), Io::Imported(head)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    net.build_graphs().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut runner = Runner::with_engine(engine, settings.clone())?;
+    runner.external = Some(Box::new(Native { net, sem }));
+    let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
+    let label = format!(
+        "network: {why}hip (native portable kernels, {} on {} {}) between the Vulkan front and back on {}, sync: imported timeline semaphore; model '{}'{trained}",
+        rt.describe(),
+        ctx.device().name,
+        ctx.device().arch,
+        device_line(caps, &model.path),
+        pkg.name
+    );
+    Ok(Box::new(VulkanBackend { runner, label, model: pkg.name.clone(), name: "hip" }))
+}
+
+/// One line on the native network for `auto` and `info`: what loads, or why nothing does.
+pub fn status() -> String {
+    match runtime() {
+        Ok(rt) => format!("{} present; its network has portable kernels only, slower than Vulkan's", rt.describe()),
+        // The first clause: the full list of what was tried is in `--network hip`'s error.
+        Err(e) => {
+            let text = e.to_string();
+            let short = if text.contains("HIP runtime not present") && text.contains("CUDA driver not present") {
+                "HIP runtime not present (neither libamdhip64 nor libcuda loads)".to_string()
+            } else {
+                text.split_whitespace().collect::<Vec<_>>().join(" ")
+            };
+            short
+        }
+    }
+}
