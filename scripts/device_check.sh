@@ -33,15 +33,15 @@ run $B/network_gpu --test-threads=1 --nocapture
 step "split frame: Vulkan front, native network (imported buffers, imported timeline semaphore), Vulkan back"
 run $B/split_gpu --test-threads=1 --nocapture
 
-step "tessel check, cooperative-matrix path"
+step "tessel check (every backend present: vulkan with the cooperative-matrix path, hip)"
 run $B/tessel check --json "$OUT/check_coopmat.json"
 step "tessel check, scalar path (TESSEL_VK_COOPMAT=0)"
 TESSEL_VK_COOPMAT=0 run $B/tessel check --json "$OUT/check_scalar.json"
 
 for s in "2560x1440 2" "3840x2160 2"; do
   read -r size ratio <<<"$s"
-  step "tessel bench --network vulkan at $size (ratio $ratio), cooperative matrix"
-  run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_$size.json"
+  step "tessel bench --network vulkan,hip at $size (ratio $ratio): both networks on the same frames"
+  run $B/tessel bench --network vulkan,hip --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_$size.json"
 done
 step "tessel bench at 3840x2160, scalar path"
 TESSEL_VK_COOPMAT=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 100 --json "$OUT/bench_3840x2160_scalar.json"
