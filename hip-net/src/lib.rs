@@ -26,6 +26,7 @@ pub mod module;
 pub mod network;
 pub mod plan;
 pub mod semaphore;
+pub mod split;
 pub mod platform;
 pub mod stream;
 
@@ -33,6 +34,7 @@ pub use buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 pub use error::{drop_error_count, take_drop_errors, uuid_hex, HipError, Result};
 pub use network::Network;
 pub use semaphore::ExternalSemaphore;
+pub use split::{SplitNetwork, SyncTier};
 pub use module::{code_object_for, load_network_kernels, require_kernels, Function, Module};
 pub use platform::{match_uuid, Backend, Context, DeviceInfo, Prefer, Runtime};
 pub use stream::{Event, GraphExec, Stream};

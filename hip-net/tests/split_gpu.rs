@@ -9,40 +9,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use hip_net::network::Io;
-use hip_net::{Context, Event, ExternalMemory, ExternalSemaphore, Network, Prefer, Runtime};
+use hip_net::{Context, Prefer, Runtime, SplitNetwork, SyncTier};
 use tessel_model::frame::FrameData;
 use tessel_model::metrics::{psnr_tm, tonemapped_rgb};
 use tessel_model::package::ModelPackage;
 use tessel_model::sequence::Settings;
-use vk_stages::runner::ExternalNetwork;
 use vk_stages::{DeviceShared, Engine, Model, Runner};
-
-struct Native {
-    net: Network,
-    sem: ExternalSemaphore,
-    events: (Event, Event),
-    /// The network's own GPU time of each finished frame (events around the graph launch).
-    times: Arc<Mutex<Vec<f32>>>,
-    pending: bool,
-}
-
-impl ExternalNetwork for Native {
-    fn enqueue(&mut self, phase: usize, wait: u64, signal: u64) -> Result<(), String> {
-        if self.pending {
-            // The previous frame has finished (the runner waited for its fence).
-            let ms = Event::elapsed_ms(&self.events.0, &self.events.1).map_err(|e| e.to_string())?;
-            self.times.lock().unwrap().push(ms);
-        }
-        self.pending = true;
-        let s = &self.net.stream;
-        self.sem.wait(s, wait).map_err(|e| e.to_string())?;
-        self.events.0.record(s).map_err(|e| e.to_string())?;
-        self.net.launch(phase).map_err(|e| e.to_string())?;
-        self.events.1.record(s).map_err(|e| e.to_string())?;
-        self.sem.signal(s, signal).map_err(|e| e.to_string())
-    }
-}
 
 fn frame(rw: usize, rh: usize, t: usize) -> FrameData {
     let mut color = vec![0.0f32; rw * rh * 4];
@@ -62,10 +34,11 @@ fn frame(rw: usize, rh: usize, t: usize) -> FrameData {
     FrameData { render: (rw, rh), color, motion, depth, jitter, reset: t == 0 || t == 16, reference: None }
 }
 
-/// A Vulkan-only runner and a split runner with the native network, on one Vulkan device.
 type NetTimes = Arc<Mutex<Vec<f32>>>;
 
-fn runners(pkg: &ModelPackage, render: (usize, usize), out: (usize, usize)) -> Option<(Runner, Runner, Arc<Context>, NetTimes)> {
+/// A Vulkan-only runner and a split runner with the native network on a sync tier, on one Vulkan
+/// device.
+fn runners(pkg: &ModelPackage, render: (usize, usize), out: (usize, usize), tier: SyncTier) -> Option<(Runner, Runner, NetTimes)> {
     let shared = match DeviceShared::open() {
         Ok(s) if s.caps.external_memory_fd && s.caps.external_semaphore_fd => s,
         Ok(s) => {
@@ -89,48 +62,57 @@ fn runners(pkg: &ModelPackage, render: (usize, usize), out: (usize, usize)) -> O
     let model = Model::new(&shared, pkg).unwrap();
     let plain = Runner::new(&model, Settings::default(), render, out).unwrap();
     let mut engine = Engine::new(&model, render, out, true).unwrap();
-    engine.external_network = true;
-    let import = |b: &vk_stages::memory::Buffer| ExternalMemory::import_opaque_fd(&ctx, b.export_fd().unwrap(), b.allocation_size, true).unwrap();
-    let (tokens, head) = (import(&engine.tokens), import(&engine.head));
-    let sem = ExternalSemaphore::import_timeline_fd(&ctx, engine.export_timeline_fd().unwrap()).unwrap();
-    let mut net = Network::with_io(&ctx, pkg, out, Io::Imported(tokens), Io::Imported(head)).unwrap();
-    net.build_graphs().unwrap();
-    let events = (Event::new(&ctx).unwrap(), Event::new(&ctx).unwrap());
-    let mut split = Runner::with_engine(engine, Settings::default()).unwrap();
-    let times = NetTimes::default();
-    split.external = Some(Box::new(Native { net, sem, events, times: times.clone(), pending: false }));
-    Some((plain, split, ctx, times))
+    let mut split = SplitNetwork::attach(&mut engine, &ctx, pkg, tier).unwrap();
+    let times = split.enable_timing().unwrap();
+    let mut runner = Runner::with_engine(engine, Settings::default()).unwrap();
+    runner.external = Some(Box::new(split));
+    Some((plain, runner, times))
 }
+
+const TIERS: [SyncTier; 3] = [SyncTier::Timeline, SyncTier::Marker, SyncTier::Host];
 
 fn shipped() -> ModelPackage {
     ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tessel-v6")).unwrap()
 }
 
 #[test]
-fn split_frame_with_the_native_network_matches_the_vulkan_frame() {
+fn split_frame_with_the_native_network_matches_the_vulkan_frame_on_every_tier() {
     let pkg = shipped();
-    let Some((mut plain, mut split, _ctx, _)) = runners(&pkg, (96, 54), (192, 108)) else { return };
+    for tier in TIERS {
+        split_frames(&pkg, tier);
+    }
+}
+
+fn split_frames(pkg: &ModelPackage, tier: SyncTier) {
+    let Some((mut plain, mut split, _)) = runners(pkg, (96, 54), (192, 108), tier) else { return };
+    println!("sync tier {}", tier.name());
     let mut worst = f64::MAX;
     for t in 0..1000 {
         let f = frame(96, 54, t % 40);
         let (a, _) = plain.evaluate(&f).unwrap();
         let (b, _) = split.evaluate(&f).unwrap();
         let p = psnr_tm(&tonemapped_rgb(&a.output, 1.0), &tonemapped_rgb(&b.output, 1.0));
-        if t < 32 || t % 100 == 0 {
+        if t < 4 || t % 250 == 0 {
             println!("frame {t}: split (native network) against all-Vulkan {p:.1} dB");
         }
         assert!(b.output.iter().all(|v| v.is_finite()), "frame {t}: non-finite output");
         worst = worst.min(p);
         assert!(p >= 50.0, "frame {t}: {p:.1} dB");
     }
-    println!("1,000 frames, worst {worst:.1} dB");
+    println!("{}: 1,000 frames, worst {worst:.1} dB", tier.name());
 }
 
 #[test]
-fn split_frame_latency_at_4k() {
+fn split_frame_latency_at_4k_per_tier() {
     let pkg = shipped();
+    for tier in TIERS {
+        latency(&pkg, tier);
+    }
+}
+
+fn latency(pkg: &ModelPackage, tier: SyncTier) {
     let (render, out) = ((1920, 1080), (3840, 2160));
-    let Some((mut plain, mut split, _ctx, times)) = runners(&pkg, render, out) else { return };
+    let Some((mut plain, mut split, times)) = runners(pkg, render, out, tier) else { return };
     plain.read_output = false;
     split.read_output = false;
     let f = frame(render.0, render.1, 1);
@@ -145,7 +127,8 @@ fn split_frame_latency_at_4k() {
         depth_inverted: Settings::default().depth_inverted,
     };
     let mut rows = Vec::new();
-    for (name, r) in [("all-Vulkan", &mut plain), ("split, native network (tier 1)", &mut split)] {
+    let split_name = format!("split, native network, sync {}", tier.name());
+    for (name, r) in [("all-Vulkan", &mut plain), (split_name.as_str(), &mut split)] {
         let (mut wall, mut gpu_front_to_back, mut net) = (Vec::new(), Vec::new(), Vec::new());
         for t in 0..120 {
             let t0 = Instant::now();
@@ -160,7 +143,7 @@ fn split_frame_latency_at_4k() {
         rows.push((name, median(wall), median(gpu_front_to_back), median(net)));
     }
     let own: Vec<f64> = times.lock().unwrap().iter().skip(20).map(|v| *v as f64).collect();
-    println!("native network alone (events around its graph): median {:.3} ms over {} frames", median(own.clone()), own.len());
+    println!("{}: native network alone (events around its graph): median {:.3} ms over {} frames", tier.name(), median(own.clone()), own.len());
     for (name, wall, gpu, net) in rows {
         println!("{name}: frame {gpu:.3} ms GPU (front start to back end), tokens-to-head {net:.3} ms, {wall:.3} ms submit to fence");
     }

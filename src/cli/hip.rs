@@ -5,30 +5,13 @@
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
-use hip_net::network::Io;
-use hip_net::{Context, ExternalMemory, ExternalSemaphore, Network, Prefer, Runtime};
+use hip_net::{Context, Prefer, Runtime, SplitNetwork, SyncTier};
 use tessel_model::package::ModelPackage;
 use tessel_model::sequence::Settings;
-use vk_stages::runner::ExternalNetwork;
 use vk_stages::{DeviceShared, Engine, Model, Runner};
 
 use crate::cli::backend::Backend;
 use crate::cli::vulkan::{device_line, VulkanBackend};
-
-/// hip-net's network as the engine's external network.
-struct Native {
-    net: Network,
-    sem: ExternalSemaphore,
-}
-
-impl ExternalNetwork for Native {
-    fn enqueue(&mut self, phase: usize, wait: u64, signal: u64) -> std::result::Result<(), String> {
-        let s = &self.net.stream;
-        self.sem.wait(s, wait).map_err(|e| e.to_string())?;
-        self.net.launch(phase).map_err(|e| e.to_string())?;
-        self.sem.signal(s, signal).map_err(|e| e.to_string())
-    }
-}
 
 /// The runtime (TESSEL_HIP_RUNTIME=auto|hip|cuda picks; default auto) or why there is none.
 pub fn runtime() -> Result<Runtime> {
@@ -46,25 +29,20 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
         caps.name
     );
     let ctx = Context::new(&rt, caps.uuid).map_err(|e| anyhow::anyhow!("--network hip: {e}"))?;
+    let tier = SyncTier::choose(rt.backend()).map_err(|e| anyhow::anyhow!("--network hip: {e}"))?;
     let model = Model::new(shared, pkg).with_context(|| format!("loading model '{}' on {}", pkg.name, caps.name))?;
     let mut engine = Engine::new(&model, capacity, output, true)?;
-    engine.external_network = true;
-    let import = |b: &vk_stages::memory::Buffer| -> Result<ExternalMemory> {
-        Ok(ExternalMemory::import_opaque_fd(&ctx, b.export_fd()?, b.allocation_size, true).map_err(|e| anyhow::anyhow!("{e}"))?)
-    };
-    let (tokens, head) = (import(&engine.tokens)?, import(&engine.head)?);
-    let sem = ExternalSemaphore::import_timeline_fd(&ctx, engine.export_timeline_fd()?).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut net = Network::with_io(&ctx, pkg, output, Io::Imported(tokens), Io::Imported(head)).map_err(|e| anyhow::anyhow!("{e}"))?;
-    net.build_graphs().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let split = SplitNetwork::attach(&mut engine, &ctx, pkg, tier).map_err(|e| anyhow::anyhow!("--network hip: {e}"))?;
     let mut runner = Runner::with_engine(engine, settings.clone())?;
-    runner.external = Some(Box::new(Native { net, sem }));
+    runner.external = Some(Box::new(split));
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
     let label = format!(
-        "network: {why}hip (native portable kernels, {} on {} {}) between the Vulkan front and back on {}, sync: imported timeline semaphore; model '{}'{trained}",
+        "network: {why}hip (native portable kernels, {} on {} {}) between the Vulkan front and back on {}, sync: {}; model '{}'{trained}",
         rt.describe(),
         ctx.device().name,
         ctx.device().arch,
-        device_line(caps, &model.path),
+        device_line(caps, &model.path).replace(", sync: single command buffer", ""),
+        tier.name(),
         pkg.name
     );
     Ok(Box::new(VulkanBackend { runner, label, model: pkg.name.clone(), name: "hip" }))

@@ -101,6 +101,12 @@ pub struct Engine {
     current: Option<Current>,
     /// Per-layer timestamps (TESSEL_PROFILE=1).
     pub profile: bool,
+    /// With an external network on the marker tier: a word the front sets to its timeline value
+    /// (2N+1) once the token buffer is written, for the other runtime to wait on
+    /// (hipStreamWaitValue64 / cuStreamWaitValue64). Exportable; allocated when the engine is.
+    pub marker: Option<Buffer>,
+    /// Whether the front writes the marker (the marker tier).
+    pub write_marker: bool,
     /// The network runs in another API between front and back: the token buffer is released
     /// to VK_QUEUE_FAMILY_EXTERNAL after the front and the head buffer acquired from it before
     /// the back (and each taken back for the next frame).
@@ -188,6 +194,8 @@ impl Engine {
             current: None,
             profile: env_on("TESSEL_PROFILE"),
             external_network: false,
+            marker: if exportable { Some(Buffer::new(&shared, "marker", 8, Location::Device, true)?) } else { None },
+            write_marker: false,
             next_query: 0,
             plan: Vec::new(),
             fb,
@@ -390,6 +398,14 @@ impl Engine {
         self.timestamp(cmd);
         if self.external_network {
             self.transfer(cmd, &self.tokens, true);
+            if let (true, Some(m)) = (self.write_marker, &self.marker) {
+                // After the tokens (the barrier above orders the transfer behind the dispatch).
+                self.barrier(cmd);
+                let value = 2 * self.counter + 1;
+                unsafe { d.cmd_update_buffer(cmd, m.buffer, 0, &value.to_le_bytes()) };
+                let mb = [vk::MemoryBarrier::default().src_access_mask(vk::AccessFlags::TRANSFER_WRITE).dst_access_mask(vk::AccessFlags::MEMORY_READ)];
+                unsafe { d.cmd_pipeline_barrier(cmd, vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::BOTTOM_OF_PIPE, vk::DependencyFlags::empty(), &mb, &[], &[]) };
+            }
         }
         Ok(())
     }

@@ -23,6 +23,12 @@ use crate::params::{FRAME_PARAMS_BYTES, OFFSET_EXPOSURE, OFFSET_SANITIZED};
 /// timeline reaches `wait`, the network of `phase`, and a signal of `signal`.
 pub trait ExternalNetwork {
     fn enqueue(&mut self, phase: usize, wait: u64, signal: u64) -> std::result::Result<(), String>;
+    /// Whether the front's submission signals `wait` on the timeline (false when the network
+    /// learns of the front some other way and the host signals the back's value: a queue signal
+    /// arriving after it would move the timeline backwards).
+    fn front_signals(&self) -> bool {
+        true
+    }
 }
 
 /// Which device buffers to read back after each frame (the output always).
@@ -213,7 +219,10 @@ impl Runner {
                 let vals = [front_value];
                 let mut tl = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&vals);
                 let cmds = [cmd];
-                let submit = vk::SubmitInfo::default().command_buffers(&cmds).signal_semaphores(&sems).push_next(&mut tl);
+                let mut submit = vk::SubmitInfo::default().command_buffers(&cmds);
+                if self.external.as_ref().is_none_or(|x| x.front_signals()) {
+                    submit = submit.signal_semaphores(&sems).push_next(&mut tl);
+                }
                 d.queue_submit(self.shared.queue, &[submit], vk::Fence::null()).call("vkQueueSubmit (front)")?;
                 if let Some(x) = self.external.as_mut() {
                     x.enqueue(phase, front_value, front_value + 1).map_err(|why| VkError::External(why))?;
