@@ -14,7 +14,7 @@ use tessel_model::package::ModelPackage;
 use crate::buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 use crate::error::Result;
 use crate::module::{load_network_kernels, Function, Module};
-use crate::plan::{build, buffer_sizes, Buffers, Launch};
+use crate::plan::{build, net_sizes, Buffers, Launch};
 use crate::platform::Context;
 use crate::stream::{Event, GraphExec, Stream};
 
@@ -62,9 +62,9 @@ impl Network {
     /// Uploads a package and allocates everything for one output size (standalone buffers).
     pub fn new(ctx: &Arc<Context>, pkg: &ModelPackage, output: (usize, usize)) -> Result<Network> {
         let grid = TokenGrid::new(&pkg.config, output.0, output.1);
-        let (tb, hb, ..) = buffer_sizes(&pkg.config, &grid);
-        let tokens = Io::Own(DeviceBuffer::alloc(ctx, tb as usize)?);
-        let head = Io::Own(DeviceBuffer::alloc(ctx, hb as usize)?);
+        let sz = net_sizes(&pkg.config, &grid);
+        let tokens = Io::Own(DeviceBuffer::alloc(ctx, sz.tokens as usize)?);
+        let head = Io::Own(DeviceBuffer::alloc(ctx, sz.head as usize)?);
         Self::with_io(ctx, pkg, output, tokens, head)
     }
 
@@ -80,14 +80,14 @@ impl Network {
         let weights = DeviceBuffer::alloc(ctx, blob.len())?;
         weights.upload_on(&stream, &blob)?;
         let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, weights.ptr().0 + v)).collect();
-        let (tb, hb, xs, qkv, attn, hidden) = buffer_sizes(cfg, &grid);
-        for (what, io, need) in [("token buffer", &tokens, tb), ("head buffer", &head, hb)] {
+        let sz = net_sizes(cfg, &grid);
+        for (what, io, need) in [("token buffer", &tokens, sz.tokens), ("head buffer", &head, sz.head)] {
             if (io.len() as u64) < need {
                 return Err(crate::error::HipError::Size { what, got: io.len(), capacity: need as usize });
             }
         }
         let mut scratch = Vec::new();
-        for bytes in xs.iter().chain([qkv, attn, hidden].iter()) {
+        for bytes in sz.x.iter().chain([sz.qkv, sz.attn, sz.hidden].iter()) {
             scratch.push(DeviceBuffer::alloc(ctx, *bytes as usize)?);
         }
         let l = cfg.levels();

@@ -106,33 +106,7 @@ impl Launch {
     }
 }
 
-/// Device addresses of the network's buffers.
-#[derive(Clone, Debug)]
-pub struct Buffers {
-    pub tokens: u64,
-    pub head: u64,
-    /// f32 activations per level (also the encoder's skip).
-    pub x: Vec<u64>,
-    /// f16 scratch: qkv, attention output, MLP hidden.
-    pub qkv: u64,
-    pub attn: u64,
-    pub hidden: u64,
-}
-
-/// Bytes each buffer needs for a grid: (tokens, head, x per level, qkv, attn, hidden).
-pub fn buffer_sizes(cfg: &NetworkConfig, g: &TokenGrid) -> (u64, u64, Vec<u64>, u64, u64, u64) {
-    let t = |l: usize| g.level_tokens(l) as u64;
-    let c = |l: usize| cfg.channels[l] as u64;
-    let max = |f: &dyn Fn(usize) -> u64| (0..cfg.levels()).map(f).max().unwrap_or(0);
-    (
-        t(0) * cfg.token_channels() as u64 * 2,
-        t(0) * cfg.head_token_channels() as u64 * 2,
-        (0..cfg.levels()).map(|l| t(l) * c(l) * 4).collect(),
-        max(&|l| t(l) * 3 * c(l)) * 2,
-        max(&|l| t(l) * c(l)) * 2,
-        max(&|l| t(l) * cfg.mlp_ratio as u64 * c(l)) * 2,
-    )
-}
+pub use vk_stages::plan::{net_sizes, NetBuffers as Buffers, NetSizes};
 
 struct Builder<'a> {
     cfg: &'a NetworkConfig,

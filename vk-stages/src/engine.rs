@@ -138,12 +138,9 @@ impl Engine {
         let grid = TokenGrid::new(cfg, output.0, output.1);
         let rpix = (capacity.0 * capacity.1) as u64;
         let opix = (output.0 * output.1) as u64;
-        let t0 = grid.level_tokens(0) as u64;
         let dev = |name, bytes| Buffer::new(&shared, name, bytes, Location::Device, false);
-        let level_max = |f: &dyn Fn(usize) -> u64| (0..cfg.levels()).map(f).max().unwrap_or(0);
-        let tl = |l: usize| grid.level_tokens(l) as u64;
-        let c = |l: usize| cfg.channels[l] as u64;
-        let x = (0..cfg.levels()).map(|l| dev("activations", tl(l) * c(l) * 4)).collect::<Result<Vec<_>>>()?;
+        let sizes = crate::plan::net_sizes(cfg, &grid);
+        let x = sizes.x.iter().map(|&b| dev("activations", b)).collect::<Result<Vec<_>>>()?;
         let mut hist_state = Buffer::new(&shared, "history state", 16, Location::Host, false)?;
         hist_state.bytes_mut().fill(0);
         let qinfo = vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(QUERIES_PER_FRAME * b::PARAM_SLOTS);
@@ -181,13 +178,13 @@ impl Engine {
             prep_m: dev("prepared motion", rpix * 8)?,
             history: [dev("history 0", opix * 16)?, dev("history 1", opix * 16)?],
             hist_state,
-            tokens: Buffer::new(&shared, "tokens", t0 * cfg.token_channels() as u64 * 2, Location::Device, exportable)?,
-            head: Buffer::new(&shared, "head", t0 * cfg.head_token_channels() as u64 * 2, Location::Device, exportable)?,
+            tokens: Buffer::new(&shared, "tokens", sizes.tokens, Location::Device, exportable)?,
+            head: Buffer::new(&shared, "head", sizes.head, Location::Device, exportable)?,
             output_rgba: dev("output", opix * 16)?,
             x,
-            qkv: dev("qkv", level_max(&|l| tl(l) * 3 * c(l)) * 2)?,
-            attn: dev("attention", level_max(&|l| tl(l) * c(l)) * 2)?,
-            hidden: dev("mlp hidden", level_max(&|l| tl(l) * cfg.mlp_ratio as u64 * c(l)) * 2)?,
+            qkv: dev("qkv", sizes.qkv)?,
+            attn: dev("attention", sizes.attn)?,
+            hidden: dev("mlp hidden", sizes.hidden)?,
             queries,
             timeline,
             counter: 0,

@@ -73,15 +73,42 @@ pub struct Cost {
     pub flops: u64,
 }
 
-/// Addresses of the buffers the network reads and writes.
+/// Addresses of the buffers the network reads and writes (the Vulkan engine's and hip-net's).
+#[derive(Clone, Debug)]
 pub struct NetBuffers {
     pub tokens: u64,
     pub head: u64,
-    /// Activations per level (level l also holds the skip of the encoder).
+    /// f32 activations per level (level l also holds the skip of the encoder).
+    pub x: Vec<u64>,
+    /// f16 scratch: qkv, attention output, MLP hidden.
+    pub qkv: u64,
+    pub attn: u64,
+    pub hidden: u64,
+}
+
+/// Bytes each of those buffers needs for a config and grid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetSizes {
+    pub tokens: u64,
+    pub head: u64,
     pub x: Vec<u64>,
     pub qkv: u64,
     pub attn: u64,
     pub hidden: u64,
+}
+
+pub fn net_sizes(cfg: &tessel_model::config::NetworkConfig, g: &tessel_model::config::TokenGrid) -> NetSizes {
+    let t = |l: usize| g.level_tokens(l) as u64;
+    let c = |l: usize| cfg.channels[l] as u64;
+    let max = |f: &dyn Fn(usize) -> u64| (0..cfg.levels()).map(f).max().unwrap_or(0);
+    NetSizes {
+        tokens: t(0) * cfg.token_channels() as u64 * 2,
+        head: t(0) * cfg.head_token_channels() as u64 * 2,
+        x: (0..cfg.levels()).map(|l| t(l) * c(l) * 4).collect(),
+        qkv: max(&|l| t(l) * 3 * c(l)) * 2,
+        attn: max(&|l| t(l) * c(l)) * 2,
+        hidden: max(&|l| t(l) * cfg.mlp_ratio as u64 * c(l)) * 2,
+    }
 }
 
 pub struct PlanBuilder<'a> {
