@@ -5,24 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hip_net::{Context, Network, Prefer, Runtime};
+use hip_net::Network;
 use tessel_model::metrics::psnr_range;
 use tessel_model::network::Network as CpuNetwork;
 use tessel_model::package::ModelPackage;
 use tessel_model::pipeline::{HeadSource, Upscaler};
 use tessel_model::sequence::Sequence;
 
-fn context() -> Option<Arc<Context>> {
-    let rt = match Runtime::open(Prefer::Auto) {
-        Ok(rt) => rt,
-        Err(e) => {
-            println!("skipped: no GPU runtime ({e})");
-            return None;
-        }
-    };
-    let dev = rt.devices().ok()?.into_iter().next()?;
-    Some(Context::new(&rt, dev.uuid).expect("context"))
-}
+mod common;
+use common::context;
 
 fn golden_root() -> PathBuf {
     std::env::var_os("TESSEL_GOLDEN_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/golden"))
