@@ -54,7 +54,14 @@ if [ "$mode" != quick ]; then
   sampler=$!
   run $B/tessel soak --network vulkan --frames 10000 --size 3840x2160 --ratio 2
   kill $sampler
-  echo "device memory used (MiB) during the soak: first $(head -1 "$OUT/soak_device_mib.txt"), after load $(sed -n 3p "$OUT/soak_device_mib.txt"), max $(sort -n "$OUT/soak_device_mib.txt" | tail -1), last $(tail -1 "$OUT/soak_device_mib.txt")"
+  echo "device memory used (MiB) during the vulkan soak: first $(head -1 "$OUT/soak_device_mib.txt"), max $(sort -n "$OUT/soak_device_mib.txt" | tail -1), last $(tail -1 "$OUT/soak_device_mib.txt")"
+  step "soak: 10,000 frames at 2560x1440 through the split frame with the native network"
+  (while true; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; sleep 2; done) > "$OUT/soak_hip_device_mib.txt" &
+  sampler=$!
+  run $B/tessel soak --network hip --frames 10000 --size 2560x1440 --ratio 2
+  kill $sampler
+  echo "device memory used (MiB) during the hip soak: first $(head -1 "$OUT/soak_hip_device_mib.txt"), max $(sort -n "$OUT/soak_hip_device_mib.txt" | tail -1), last $(tail -1 "$OUT/soak_hip_device_mib.txt")"
+  true
 fi
 echo
 echo "device_check: $([ $fail = 0 ] && echo all passed || echo SOME FAILED)"

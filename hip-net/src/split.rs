@@ -90,8 +90,9 @@ pub struct SplitNetwork {
 /// Events around each frame's network launch, and the times of the finished frames.
 struct Timing {
     events: (Event, Event),
-    pending: bool,
-    times: Arc<std::sync::Mutex<Vec<f32>>>,
+    recorded: bool,
+    /// Every finished frame's time, when a caller asked for the log (tests).
+    log: Option<Arc<std::sync::Mutex<Vec<f32>>>>,
 }
 
 fn import(ctx: &Arc<Context>, b: &vk_stages::memory::Buffer) -> Result<ExternalMemory> {
@@ -128,30 +129,44 @@ impl SplitNetwork {
     }
 
     /// Times the network's own launch in every frame from now on (events around the graph on
-    /// the stream, read when the next frame is enqueued); the returned list fills as frames finish.
-    pub fn enable_timing(&mut self) -> Result<Arc<std::sync::Mutex<Vec<f32>>>> {
-        let times = Arc::new(std::sync::Mutex::new(Vec::new()));
+    /// its stream); each finished frame's time is returned by `network_ms`.
+    pub fn enable_timing(&mut self) -> Result<()> {
         let events = (Event::new(&self.net.ctx)?, Event::new(&self.net.ctx)?);
-        self.timing = Some(Timing { events, pending: false, times: times.clone() });
-        Ok(times)
+        self.timing = Some(Timing { events, recorded: false, log: None });
+        Ok(())
+    }
+
+    /// Timing on, and every finished frame's time kept in the returned list as well.
+    pub fn timing_log(&mut self) -> Result<Arc<std::sync::Mutex<Vec<f32>>>> {
+        self.enable_timing()?;
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        if let Some(t) = self.timing.as_mut() {
+            t.log = Some(log.clone());
+        }
+        Ok(log)
     }
 
     fn launch_timed(&mut self, phase: usize) -> Result<()> {
         if let Some(t) = self.timing.as_mut() {
-            if t.pending {
-                // The previous frame has finished: its host signal released the back, whose
-                // fence the caller waited for.
-                t.events.1.synchronize()?;
-                let ms = Event::elapsed_ms(&t.events.0, &t.events.1)?;
-                t.times.lock().map_err(|_| HipError::Call { call: "timing", code: 0, name: "poisoned".into() })?.push(ms);
-            }
-            t.pending = true;
+            t.recorded = true;
             t.events.0.record(&self.net.stream)?;
             self.net.launch(phase)?;
             t.events.1.record(&self.net.stream)
         } else {
             self.net.launch(phase)
         }
+    }
+
+    /// The last frame's network time (after its back finished), when timing is on.
+    fn finished_ms(&mut self) -> Result<Option<f64>> {
+        let Some(t) = self.timing.as_mut().filter(|t| t.recorded) else { return Ok(None) };
+        t.recorded = false;
+        t.events.1.synchronize()?;
+        let ms = Event::elapsed_ms(&t.events.0, &t.events.1)?;
+        if let Some(log) = &t.log {
+            log.lock().map_err(|_| HipError::Call { call: "timing", code: 0, name: "poisoned".into() })?.push(ms);
+        }
+        Ok(Some(ms as f64))
     }
 
     fn host_signal(&mut self, value: u64) -> Result<()> {
@@ -197,5 +212,8 @@ impl ExternalNetwork for SplitNetwork {
     }
     fn front_signals(&self) -> bool {
         self.tier != SyncTier::Marker
+    }
+    fn network_ms(&mut self) -> Option<f64> {
+        self.finished_ms().ok().flatten()
     }
 }

@@ -63,7 +63,7 @@ fn runners(pkg: &ModelPackage, render: (usize, usize), out: (usize, usize), tier
     let plain = Runner::new(&model, Settings::default(), render, out).unwrap();
     let mut engine = Engine::new(&model, render, out, true).unwrap();
     let mut split = SplitNetwork::attach(&mut engine, &ctx, pkg, tier).unwrap();
-    let times = split.enable_timing().unwrap();
+    let times = split.timing_log().unwrap();
     let mut runner = Runner::with_engine(engine, Settings::default()).unwrap();
     runner.external = Some(Box::new(split));
     Some((plain, runner, times))

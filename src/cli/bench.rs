@@ -44,6 +44,12 @@ pub struct BackendBench {
     pub reconstruct_ms: Spread,
     /// Host wall time per frame: upload, submit, wait, read back (GPU) or the whole evaluation.
     pub wall_ms: Spread,
+    /// A network in another API (hip): its own GPU time (events on its stream), and the
+    /// handoffs: the Vulkan side's tokens-to-head time less that, both ways together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native_network_ms: Option<Spread>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handoff_ms: Option<Spread>,
     /// Network FLOPs per frame / median network time (None without a network).
     pub network_tflops: Option<f64>,
     /// Per-layer median GPU milliseconds with the bytes and FLOPs each must move and compute
@@ -82,6 +88,7 @@ struct Sample {
     wall: f64,
     layers: Vec<(String, f64)>,
     costs: Vec<(u64, u64)>,
+    native: Option<f64>,
 }
 
 pub fn bench(o: &BenchOptions) -> Result<BenchReport> {
@@ -130,18 +137,28 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
         let wall = t0.elapsed().as_secs_f64() * 1e3;
         let t = r.eval.times;
         if i >= warmup {
-            let (frame, layers, costs) = match r.gpu {
-                Some(g) => (g.frame_ms, g.layers, g.layer_costs),
-                None => (t.total_ms(), Vec::new(), Vec::new()),
+            let (frame, layers, costs, native) = match r.gpu {
+                Some(g) => (g.frame_ms, g.layers, g.layer_costs, g.external_network_ms),
+                None => (t.total_ms(), Vec::new(), Vec::new(), None),
             };
-            samples.push(Sample { frame, stages: [t.prepare_ms, t.input_ms, t.network_ms, t.reconstruct_ms], wall, layers, costs });
+            samples.push(Sample { frame, stages: [t.prepare_ms, t.input_ms, t.network_ms, t.reconstruct_ms], wall, layers, costs, native });
         }
         pb.inc(1);
     }
     pb.finish_and_clear();
     let col = |f: &dyn Fn(&Sample) -> f64| Spread::of(&samples.iter().map(f).collect::<Vec<_>>());
     let network_ms = col(&|s| s.stages[2]);
-    let network_tflops = flops.filter(|_| b.model().is_some() && network_ms.median > 0.0).map(|f| f as f64 / (network_ms.median * 1e-3) / 1e12);
+    let native: Vec<&Sample> = samples.iter().filter(|s| s.native.is_some()).collect();
+    let (native_network_ms, handoff_ms) = if native.len() == samples.len() && !native.is_empty() {
+        let own: Vec<f64> = native.iter().map(|s| s.native.unwrap_or(0.0)).collect();
+        let hand: Vec<f64> = native.iter().map(|s| s.stages[2] - s.native.unwrap_or(0.0)).collect();
+        (Some(Spread::of(&own)), Some(Spread::of(&hand)))
+    } else {
+        (None, None)
+    };
+    // The network's own time where the backend measures it (hip), else the stage's.
+    let own = native_network_ms.as_ref().map_or(network_ms.median, |s| s.median);
+    let network_tflops = flops.filter(|_| b.model().is_some() && own > 0.0).map(|f| f as f64 / (own * 1e-3) / 1e12);
     Ok(BackendBench {
         backend: b.name().to_string(),
         label: b.label().to_string(),
@@ -154,6 +171,8 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
         network_ms,
         reconstruct_ms: col(&|s| s.stages[3]),
         wall_ms: col(&|s| s.wall),
+        native_network_ms,
+        handoff_ms,
         network_tflops,
         layers: layer_medians(&samples),
     })
@@ -203,6 +222,16 @@ fn print_report(r: &BenchReport) {
             mp(&b.wall_ms),
             b.network_tflops.map_or("-".to_string(), |t| format!("{t:.4}"))
         );
+    }
+    for b in &r.backends {
+        if let (Some(own), Some(hand)) = (&b.native_network_ms, &b.handoff_ms) {
+            say!(
+                "{}: the network alone {} ms (its own events); the handoffs, both ways, {} ms (median / p99)",
+                b.backend,
+                mp(own).trim(),
+                mp(hand).trim()
+            );
+        }
     }
     for b in r.backends.iter().filter(|b| !b.layers.is_empty()) {
         say!("{}: per-layer median GPU time (TESSEL_PROFILE=1), with the bytes and FLOPs each must move at the least", b.backend);

@@ -32,7 +32,9 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
     let tier = SyncTier::choose(rt.backend()).map_err(|e| anyhow::anyhow!("--network hip: {e}"))?;
     let model = Model::new(shared, pkg).with_context(|| format!("loading model '{}' on {}", pkg.name, caps.name))?;
     let mut engine = Engine::new(&model, capacity, output, true)?;
-    let split = SplitNetwork::attach(&mut engine, &ctx, pkg, tier).map_err(|e| anyhow::anyhow!("--network hip: {e}"))?;
+    let mut split = SplitNetwork::attach(&mut engine, &ctx, pkg, tier).map_err(|e| anyhow::anyhow!("--network hip: {e}"))?;
+    // The network's own GPU time per frame (events on its stream), beside the Vulkan side's.
+    split.enable_timing().map_err(|e| anyhow::anyhow!("--network hip: {e}"))?;
     let mut runner = Runner::with_engine(engine, settings.clone())?;
     runner.external = Some(Box::new(split));
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };

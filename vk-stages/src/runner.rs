@@ -29,6 +29,11 @@ pub trait ExternalNetwork {
     fn front_signals(&self) -> bool {
         true
     }
+    /// GPU milliseconds of the network itself in the frame just finished (its own events), when
+    /// it measures them.
+    fn network_ms(&mut self) -> Option<f64> {
+        None
+    }
 }
 
 /// Which device buffers to read back after each frame (the output always).
@@ -51,6 +56,9 @@ pub struct GpuTimes {
     pub layers: Vec<(String, f64)>,
     /// Per network layer (TESSEL_PROFILE=1): bytes moved and FLOPs, at the least.
     pub layer_costs: Vec<(u64, u64)>,
+    /// With an external network: its own GPU time (`network_ms` is then the time from the
+    /// token buffer written to the back's start, handoffs included).
+    pub external_network_ms: Option<f64>,
 }
 
 pub struct Runner {
@@ -279,7 +287,8 @@ impl Runner {
             d.wait_for_fences(&[self.fence], true, u64::MAX).call("vkWaitForFences")?;
             d.reset_fences(&[self.fence]).call("vkResetFences")?;
         }
-        let times = self.read_times(slot, queries)?;
+        let mut times = self.read_times(slot, queries)?;
+        times.external_network_ms = self.external.as_mut().and_then(|x| x.network_ms());
         let rb = self.readback.bytes();
         let (ow, oh) = self.engine.output;
         let f32s = |off: u64, count: usize| -> Vec<f32> { bytemuck::cast_slice::<u8, f32>(&rb[off as usize..off as usize + count * 4]).to_vec() };
@@ -327,6 +336,7 @@ impl Runner {
             frame_ms: ms(raw[0], raw[k - 1]),
             layer_costs: if layers.is_empty() { Vec::new() } else { self.engine.layer_costs().iter().map(|c| (c.bytes, c.flops)).collect() },
             layers,
+            external_network_ms: None,
         })
     }
 
