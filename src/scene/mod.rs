@@ -1,8 +1,11 @@
 //! `tessel scene`: deterministic procedural sequences with exact motion, depth and supersampled
 //! ground truth. A scene is a textured plane seen by a panning, zooming camera, with independently
 //! moving, spinning objects in front of it (disocclusion), thin lines, fine periodic texture,
-//! text-like glyphs and HDR highlights, and a camera cut with a reset mid-sequence.
+//! text-like glyphs and HDR highlights, and a camera cut with a reset mid-sequence. The hazard
+//! kinds (`light`, `translucent`, `screen`, `thin`, see [`hazards`]) add what motion vectors cannot
+//! describe: the motion and depth always belong to the opaque surface.
 
+pub mod hazards;
 pub mod texture;
 
 use rayon::prelude::*;
@@ -24,6 +27,16 @@ pub enum SceneKind {
     Night,
     /// A bit of everything, pan and zoom.
     Mixed,
+    /// A light (HDR spot, drifting blind shadows) moving over static surfaces: the shading changes,
+    /// the motion is the camera's only (a still camera until the cut, a pan after it).
+    Light,
+    /// Semi-transparent panes and smoke drifting over the scene; motion and depth describe only
+    /// the opaque surface behind them.
+    Translucent,
+    /// Moving panels whose pictures scroll; the motion is the panels' own.
+    Screen,
+    /// Slowly moving wires and fences narrower than a render pixel, some HDR.
+    Thin,
 }
 
 impl SceneKind {
@@ -35,6 +48,10 @@ impl SceneKind {
             SceneKind::Traffic => &[Noise, Lines, Checker, Text],
             SceneKind::Night => &[Sparkles, Sparkles, Lines, Noise],
             SceneKind::Mixed => &[Stripes, Checker, Lines, Text, Noise, Sparkles, Rings],
+            SceneKind::Light => &[Text, Checker, Noise, Stripes, Lines],
+            SceneKind::Translucent => &[Text, Checker, Lines, Noise, Stripes],
+            SceneKind::Screen => &[Text, Text, Stripes, Checker, Noise],
+            SceneKind::Thin => &[Noise, Noise, Checker, Text],
         }
     }
     fn objects(self) -> usize {
@@ -44,6 +61,9 @@ impl SceneKind {
             SceneKind::Traffic => 9,
             SceneKind::Night => 4,
             SceneKind::Mixed => 5,
+            SceneKind::Light | SceneKind::Thin => 2,
+            SceneKind::Translucent => 3,
+            SceneKind::Screen => 4,
         }
     }
     fn zooms(self) -> bool {
@@ -127,12 +147,18 @@ impl Camera {
     fn scale(&self, t: f32) -> f32 {
         self.zoom * (self.zoom_rate * t).exp()
     }
+    /// The same camera held still at its start.
+    fn still(self) -> Camera {
+        Camera { vel: [0.0; 2], wobble: [0.0; 2], zoom_rate: 0.0, ..self }
+    }
 }
 
 #[derive(Clone, Debug)]
 enum Shape {
     Disc { r: f32 },
     Rect { hw: f32, hh: f32 },
+    /// A grid of bars `bar` wide every `spacing` units inside a `hw` x `hh` rectangle.
+    Fence { hw: f32, hh: f32, spacing: f32, bar: f32 },
 }
 
 #[derive(Clone, Debug)]
@@ -147,6 +173,8 @@ struct Object {
     spin: f32,
     near: f32,
     material: Material,
+    /// A screen shows its material scrolling (not in the motion vectors).
+    screen: Option<hazards::Screen>,
 }
 
 impl Object {
@@ -161,6 +189,7 @@ impl Object {
         match self.shape {
             Shape::Disc { r } => l[0] * l[0] + l[1] * l[1] < r * r,
             Shape::Rect { hw, hh } => l[0].abs() < hw && l[1].abs() < hh,
+            Shape::Fence { hw, hh, spacing, bar } => hazards::fence_contains(l, hw, hh, spacing, bar),
         }
     }
 }
@@ -173,6 +202,8 @@ struct Segment {
     tile: f32,
     families: &'static [Family],
     seed: u32,
+    /// Light or translucent layers over the opaque surface.
+    shading: hazards::Shading,
 }
 
 /// Surface hit by a sample: colour, nearness, previous-frame screen position.
@@ -188,8 +219,10 @@ fn rotate(v: [f32; 2], a: f32) -> [f32; 2] {
 }
 
 impl Segment {
-    fn new(kind: SceneKind, seed: u32, output: (usize, usize)) -> Segment {
+    /// Segment `seed` of a scene of `kind`; `first`: the one that starts at frame 0.
+    fn new(kind: SceneKind, seed: u32, output: (usize, usize), first: bool) -> Segment {
         let camera = Camera::random(kind, hash3(1, 0, seed));
+        let camera = if first && kind == SceneKind::Light { camera.still() } else { camera };
         let extent = output.0.max(output.1) as f32 / camera.zoom;
         let objects = (0..kind.objects())
             .map(|i| {
@@ -208,12 +241,16 @@ impl Segment {
                     spin: 0.03 * (u(10) - 0.5),
                     near: 0.25 + 0.7 * u(11),
                     material: material(fam, hash3(i as i32, 99, seed)),
+                    screen: None,
                 }
             })
             .collect::<Vec<_>>();
         let mut objects = objects;
+        hazards::adapt_objects(kind, &mut objects, seed);
+        objects.extend(hazards::extra_objects(kind, &camera, extent, seed));
         objects.sort_by(|a, b| b.near.total_cmp(&a.near));
-        Segment { camera, objects, tile: 40.0 + 60.0 * unit(hash3(2, 0, seed)), families: kind.families(), seed }
+        let shading = hazards::Shading::new(kind, &camera, extent, seed);
+        Segment { camera, objects, tile: 40.0 + 60.0 * unit(hash3(2, 0, seed)), families: kind.families(), seed, shading }
     }
 
     fn to_screen(&self, w: [f32; 2], t: f32, centre: [f32; 2]) -> [f32; 2] {
@@ -245,10 +282,24 @@ impl Segment {
                 let pp = o.pos(self.camera.start, t - 1.0);
                 let r = rotate(local, o.rotation(t - 1.0));
                 let wp = [pp[0] + r[0], pp[1] + r[1]];
-                return Hit { color: o.material.eval(local[0], local[1]), near: o.near, prev: self.to_screen(wp, t - 1.0, centre) };
+                let color = match &o.screen {
+                    Some(s) => s.picture(&o.material, local, t),
+                    None => o.material.eval(local[0], local[1]),
+                };
+                return Hit { color, near: o.near, prev: self.to_screen(wp, t - 1.0, centre) };
             }
         }
         Hit { color: self.background(w), near: 0.05, prev: self.to_screen(w, t - 1.0, centre) }
+    }
+
+    /// What a camera sample at `p` sees: the opaque hit (its motion and depth) with the light or
+    /// translucent layers of the segment applied to its colour.
+    fn sample(&self, p: [f32; 2], t: f32, centre: [f32; 2]) -> Hit {
+        let hit = self.hit(p, t, centre);
+        match self.shading {
+            hazards::Shading::None => hit,
+            _ => Hit { color: self.shading.apply(hit.color, self.to_world(p, t, centre), t), ..hit },
+        }
     }
 }
 
@@ -261,9 +312,9 @@ pub struct Scene {
 impl Scene {
     pub fn new(spec: SceneSpec) -> Scene {
         let base = (spec.seed as u32) ^ ((spec.seed >> 32) as u32).wrapping_mul(0x2545_f491) ^ (spec.kind as u32).wrapping_mul(0x68e3_1da4);
-        let mut segments = vec![(0, Segment::new(spec.kind, base, spec.output))];
+        let mut segments = vec![(0, Segment::new(spec.kind, base, spec.output, true))];
         if let Some(r) = spec.reset_at.filter(|&r| r > 0 && r < spec.frames) {
-            segments.push((r, Segment::new(spec.kind, base ^ 0x00c0_ffee, spec.output)));
+            segments.push((r, Segment::new(spec.kind, base ^ 0x00c0_ffee, spec.output, false)));
         }
         Scene { spec, segments }
     }
@@ -301,7 +352,7 @@ impl Scene {
             .for_each(|(y, ((c, m), d))| {
                 for x in 0..rw {
                     let p = [(x as f32 + 0.5 + j[0]) * sx, (y as f32 + 0.5 + j[1]) * sy];
-                    let hit = seg.hit(p, tf, centre);
+                    let hit = seg.sample(p, tf, centre);
                     c[x * 4..x * 4 + 3].copy_from_slice(&hit.color);
                     c[x * 4 + 3] = 1.0;
                     m[x * 2] = (hit.prev[0] - p[0]) / sx;
@@ -328,7 +379,7 @@ impl Scene {
                     let h = hash3(x as i32 ^ (t as i32) << 16, y as i32, s as u32);
                     let px = x as f32 + ((s % n) as f32 + unit(h)) / n as f32;
                     let py = y as f32 + ((s / n) as f32 + unit(h.rotate_left(13))) / n as f32;
-                    let c = seg.hit([px, py], tf, centre).color;
+                    let c = seg.sample([px, py], tf, centre).color;
                     for k in 0..3 {
                         acc[k] += c[k];
                     }

@@ -1,5 +1,5 @@
 //! Procedural materials of the scenes: fine periodic patterns, thin lines, text-like glyphs,
-//! value noise, HDR sparkles. Everything is a pure function of a 2D position and a seed.
+//! value noise, HDR sparkles, flat colours. Everything is a pure function of a 2D position and a seed.
 
 /// 32-bit integer hash (a murmur3-style finaliser over mixed inputs).
 #[inline]
@@ -70,6 +70,8 @@ pub enum Material {
     Sparkles { cell: f32, radius: f32, peak: f32, base: Rgb, seed: u32 },
     /// Concentric rings of `period` units around the origin (a zone plate of fine detail).
     Rings { period: f32, a: Rgb, b: Rgb },
+    /// One flat colour (wires, fences; HDR allowed).
+    Solid { c: Rgb },
 }
 
 impl Material {
@@ -122,6 +124,7 @@ impl Material {
                 let r = (x * x + y * y).sqrt();
                 if (r / period).rem_euclid(1.0) < 0.5 { *a } else { *b }
             }
+            Material::Solid { c } => *c,
         }
     }
 }
