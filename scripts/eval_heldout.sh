@@ -4,13 +4,15 @@
 # tuned TAAU baseline, scored by `tessel compare` over frames 8..31. Prints a markdown table; each
 # case folder gets side_by_side.png (3x crops of frame 31: bicubic, tessel, TAAU, ground truth).
 #   bash scripts/eval_heldout.sh [OUT_DIR] [SIZE] [SEED] [MODEL_DIR]
+# KINDS="light translucent screen thin" scores the hazard kinds instead (default: the five
+# original kinds).
 set -euo pipefail
 OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}; MODEL=${4:-models/tessel-v6}
 T=./target/release/tessel
 [ -x "$T" ] || cargo build --release -q
 mkdir -p "$OUT"
 for ratio in 1.5 2 3; do
-  for kind in street fabric traffic night mixed; do
+  for kind in ${KINDS:-street fabric traffic night mixed}; do
     d="$OUT/$kind-$ratio"
     $T scene --kind "$kind" --seed "$SEED" --ratio "$ratio" --size "$SIZE" --frames 32 --out "$d/scene" >/dev/null
     $T replay "$d/scene/frames.json" --network cpu --model "$MODEL" --out "$d/net" >/dev/null 2>&1

@@ -117,7 +117,11 @@ impl Network {
     }
 
     /// Captures the eight phases into eight immutable graphs (once).
+    /// TESSEL_HIP_GRAPHS=0 keeps enqueueing the launches one by one (the kill switch).
     pub fn build_graphs(&mut self) -> Result<()> {
+        if std::env::var("TESSEL_HIP_GRAPHS").is_ok_and(|v| v == "0") {
+            return Ok(());
+        }
         if self.graphs.is_empty() {
             for phase in 0..PHASES {
                 let g = self.stream.capture(|_| self.enqueue(phase))?;
@@ -161,6 +165,11 @@ impl Network {
             out.push(Event::elapsed_ms(&a, &b)?);
         }
         Ok(out)
+    }
+
+    /// Whether frames launch captured graphs (else the plan is enqueued launch by launch).
+    pub fn uses_graphs(&self) -> bool {
+        !self.graphs.is_empty()
     }
 
     pub fn launches(&self) -> usize {
