@@ -17,6 +17,16 @@ export XDG_CACHE_HOME=/tmp/tessel-cache TESSEL_GOLDEN_DIR=$PWD/model/tests/golde
 B=.carry/bin
 fail=0
 step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
+# soak BACKEND SIZE: 10,000 frames through one engine, the device memory sampled every 2 s.
+soak() {
+  step "soak: 10,000 frames at $2 through --network $1 (device memory sampled every 2 s)"
+  local f="$OUT/soak_$1_device_mib.txt"
+  (while true; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; sleep 2; done) > "$f" &
+  local sampler=$!
+  run $B/tessel soak --network "$1" --frames 10000 --size "$2" --ratio 2
+  kill $sampler
+  echo "device memory used (MiB) during the $1 soak: first $(head -1 "$f"), max $(sort -n "$f" | tail -1), last $(tail -1 "$f")"
+}
 run() { "$@" || { echo "FAILED (exit $?): $*"; fail=1; }; }
 
 step "machine"
@@ -49,19 +59,8 @@ step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1)"
 TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160.json"
 
 if [ "$mode" != quick ]; then
-  step "soak: 10,000 frames at 3840x2160 through one engine (device memory sampled every 2 s)"
-  (while true; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; sleep 2; done) > "$OUT/soak_device_mib.txt" &
-  sampler=$!
-  run $B/tessel soak --network vulkan --frames 10000 --size 3840x2160 --ratio 2
-  kill $sampler
-  echo "device memory used (MiB) during the vulkan soak: first $(head -1 "$OUT/soak_device_mib.txt"), max $(sort -n "$OUT/soak_device_mib.txt" | tail -1), last $(tail -1 "$OUT/soak_device_mib.txt")"
-  step "soak: 10,000 frames at 2560x1440 through the split frame with the native network"
-  (while true; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; sleep 2; done) > "$OUT/soak_hip_device_mib.txt" &
-  sampler=$!
-  run $B/tessel soak --network hip --frames 10000 --size 2560x1440 --ratio 2
-  kill $sampler
-  echo "device memory used (MiB) during the hip soak: first $(head -1 "$OUT/soak_hip_device_mib.txt"), max $(sort -n "$OUT/soak_hip_device_mib.txt" | tail -1), last $(tail -1 "$OUT/soak_hip_device_mib.txt")"
-  true
+  soak vulkan 3840x2160
+  soak hip 2560x1440
 fi
 echo
 echo "device_check: $([ $fail = 0 ] && echo all passed || echo SOME FAILED)"

@@ -86,22 +86,14 @@ pub struct NetBuffers {
     pub hidden: u64,
 }
 
-/// Bytes each of those buffers needs for a config and grid.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NetSizes {
-    pub tokens: u64,
-    pub head: u64,
-    pub x: Vec<u64>,
-    pub qkv: u64,
-    pub attn: u64,
-    pub hidden: u64,
-}
+/// The same fields as byte counts: what each buffer needs for a config and grid.
+pub type NetSizes = NetBuffers;
 
 pub fn net_sizes(cfg: &tessel_model::config::NetworkConfig, g: &tessel_model::config::TokenGrid) -> NetSizes {
     let t = |l: usize| g.level_tokens(l) as u64;
     let c = |l: usize| cfg.channels[l] as u64;
     let max = |f: &dyn Fn(usize) -> u64| (0..cfg.levels()).map(f).max().unwrap_or(0);
-    NetSizes {
+    NetBuffers {
         tokens: t(0) * cfg.token_channels() as u64 * 2,
         head: t(0) * cfg.head_token_channels() as u64 * 2,
         x: (0..cfg.levels()).map(|l| t(l) * c(l) * 4).collect(),
