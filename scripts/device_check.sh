@@ -55,6 +55,9 @@ for s in "2560x1440 2" "3840x2160 2"; do
 done
 step "tessel bench at 3840x2160, scalar path"
 TESSEL_VK_COOPMAT=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 100 --json "$OUT/bench_3840x2160_scalar.json"
+step "the fused block (TESSEL_VK_FUSED=1): agreement, then speed at 3840x2160"
+TESSEL_VK_FUSED=1 run $B/fused --nocapture
+TESSEL_VK_FUSED=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 100 --json "$OUT/bench_3840x2160_fused.json"
 step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1)"
 TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160.json"
 

@@ -21,7 +21,7 @@ use crate::error::{Check, Result, VkError};
 use crate::memory::{Buffer, Location};
 use crate::model::Model;
 use crate::params::{FrameParams, FRAME_PARAMS_BYTES};
-use crate::plan::{NetBuffers, PlanBuilder, Push, Step, ATTENTION_SHIFT_OFFSET};
+use crate::plan::{NetBuffers, PlanBuilder, Push, Step};
 
 /// Timestamp queries per frame slot: the stage boundaries, then one per network layer when
 /// profiling (TESSEL_PROFILE=1).
@@ -414,10 +414,10 @@ impl Engine {
         let plan = std::mem::take(&mut self.plan);
         for step in &plan {
             let mut push = step.push;
-            if let Some(layer) = step.shift_layer {
+            if let Some((layer, at)) = step.shift_layer {
                 let (sx, sy) = window_shift(layer, cur.phase);
-                push.set_u32(ATTENTION_SHIFT_OFFSET, sx as u32);
-                push.set_u32(ATTENTION_SHIFT_OFFSET + 4, sy as u32);
+                push.set_u32(at, sx as u32);
+                push.set_u32(at + 4, sy as u32);
             }
             self.dispatch_raw(cmd, step.pipeline, &push, step.groups);
             if self.profile && step.profile_label.is_some() {

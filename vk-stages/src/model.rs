@@ -165,6 +165,8 @@ pub fn choose_path(shared: &DeviceShared) -> NetPath {
 pub struct Model {
     pub shared: Arc<DeviceShared>,
     pub path: NetPath,
+    /// Per level: blocks fused into one dispatch (TESSEL_VK_FUSED=1 where it fits).
+    pub fused: Vec<bool>,
     pub name: String,
     pub trained: bool,
     pub config: NetworkConfig,
@@ -228,9 +230,17 @@ impl Model {
             }
         }
         pipelines.save_cache();
+        let fused = fused_levels(shared, &pkg.config);
+        for (l, &f) in fused.iter().enumerate() {
+            if f {
+                let c = pkg.config.channels[l] as u32;
+                pipelines.build(&Variant::new("block_fused", &[c, pkg.config.mlp_ratio as u32 * c]))?;
+            }
+        }
         Ok(Arc::new(Model {
             shared: shared.clone(),
             path,
+            fused,
             name: pkg.name.clone(),
             trained: pkg.trained,
             config: pkg.config.clone(),
@@ -267,10 +277,29 @@ impl Model {
         }
     }
 
+    /// Whether a level's blocks run as one fused dispatch (block_fused.comp): opted in with
+    /// TESSEL_VK_FUSED=1, and only where its shared memory fits the device.
+    pub fn fused_level(&self, level: usize) -> bool {
+        self.fused.get(level).copied().unwrap_or(false)
+    }
+
     /// Device address of a tensor.
     pub fn tensor(&self, name: &str) -> u64 {
         self.weights.address + self.offsets.get(name).unwrap_or_else(|| panic!("tensor '{name}' is not in the model"))
     }
+}
+
+/// Shared memory of block_fused.comp for C channels: residual rows (f32), normalised rows (f16),
+/// one head's keys and values (f32), the bias table.
+pub fn fused_shared_bytes(c: u32) -> u32 {
+    64 * c * 4 + 64 * c * 2 + 2 * 64 * 16 * 4 + 225 * 4
+}
+
+/// Which levels fuse their blocks: TESSEL_VK_FUSED=1 (opt-in: not yet measured on a GPU), and the
+/// shader's shared memory within the device's with 1 KiB to spare.
+pub fn fused_levels(shared: &DeviceShared, cfg: &NetworkConfig) -> Vec<bool> {
+    let on = std::env::var("TESSEL_VK_FUSED").is_ok_and(|v| v == "1");
+    cfg.channels.iter().map(|&c| on && fused_shared_bytes(c as u32) + 1024 <= shared.caps.shared_memory).collect()
 }
 
 /// Tokens per workgroup of the cooperative-matrix linear shader: TESSEL_VK_COOP_ROWS (32, 64 or

@@ -51,14 +51,17 @@ impl Default for Push {
 
 /// Byte offset of shift_x in the attention shader's push constants (3 addresses, width, height).
 pub const ATTENTION_SHIFT_OFFSET: usize = 3 * 8 + 2 * 4;
+/// The same in block_fused.comp's push constants (14 addresses, width, height).
+pub const FUSED_SHIFT_OFFSET: usize = 14 * 8 + 2 * 4;
 
 #[derive(Clone)]
 pub struct Step {
     pub pipeline: vk::Pipeline,
     pub push: Push,
     pub groups: (u32, u32, u32),
-    /// Attention steps: the block's layer index (its shift depends on the frame's phase).
-    pub shift_layer: Option<usize>,
+    /// Attention steps: the block's layer index (its shift depends on the frame's phase) and
+    /// where the shift goes in the push constants.
+    pub shift_layer: Option<(usize, usize)>,
     /// Its label in the per-dispatch profile (a timestamp follows each step when profiling).
     pub profile_label: Option<String>,
     /// What it must move and compute at the least (for the per-kernel table).
@@ -142,7 +145,30 @@ impl PlanBuilder<'_> {
         self.push_step(&variant, push, groups, prefix.to_string(), cost);
     }
 
+    /// The whole block in one dispatch per window (block_fused.comp).
+    fn fused_block(&mut self, bs: &BlockSpec) {
+        let m = self.model;
+        let (level, n) = (bs.level, bs.name.as_str());
+        let c = m.config.channels[level] as u64;
+        let hid = m.config.mlp_ratio as u64 * c;
+        let (w, h) = self.dims[level];
+        let t = (w * h) as u64;
+        let mut push = Push::new().u64(self.bufs.x[level]);
+        for name in ["norm1.weight", "norm1.bias", "qkv.weight", "qkv.bias", "rpb", "proj.weight", "proj.bias", "norm2.weight", "norm2.bias", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"] {
+            push = push.u64(m.tensor(&format!("{n}.{name}")));
+        }
+        let push = push.u32(w as u32).u32(h as u32).u32(0).u32(0);
+        let weights = 2 * (3 * c * c + c * c + 2 * hid * c);
+        let cost = Cost { bytes: t * c * 4 * 2 + weights, flops: 2 * t * (3 * c * c + c * c + 2 * hid * c) + 2 * t * 2 * b::WINDOW_TOKENS as u64 * c };
+        let windows = (t / b::WINDOW_TOKENS as u64) as u32;
+        self.push_step(&Variant::new("block_fused", &[c as u32, hid as u32]), push, (windows, 1, 1), n.to_string(), cost);
+        self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, FUSED_SHIFT_OFFSET));
+    }
+
     fn block(&mut self, bs: &BlockSpec) {
+        if self.model.fused_level(bs.level) {
+            return self.fused_block(bs);
+        }
         let m = self.model;
         let ly = &m.layers;
         let (level, name) = (bs.level, bs.name.as_str());
@@ -157,7 +183,7 @@ impl PlanBuilder<'_> {
         let windows = (t / b::WINDOW_TOKENS as usize) as u32;
         let cost = Cost { bytes: t as u64 * 4 * c as u64 * 2, flops: 2 * t as u64 * 2 * b::WINDOW_TOKENS as u64 * c as u64 };
         self.push_step(&Variant::new("attention", &[c as u32]), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"), cost);
-        self.steps.last_mut().unwrap().shift_layer = Some(bs.layer);
+        self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, ATTENTION_SHIFT_OFFSET));
         self.linear(&ly.proj[level], attn, x, &format!("{name}.proj"), t, w, none, None);
         self.linear(&ly.fc1[level], x, hidden, &format!("{name}.fc1"), t, w, none, Some(&format!("{name}.norm2")));
         self.linear(&ly.fc2[level], hidden, x, &format!("{name}.fc2"), t, w, none, None);
