@@ -22,7 +22,14 @@ if [ ${#missing[@]} -gt 0 ] || [ $mesa_ok -eq 0 ]; then
   if [ $mesa_ok -eq 0 ] && [ -f /etc/debian_version ] && grep -q '^12' /etc/debian_version; then
     src=/etc/apt/sources.list.d/bookworm-backports.sources
     if [ ! -f "$src" ]; then
-      printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' | $SUDO tee "$src" >/dev/null
+      # The same mirror as the machine's own Debian entry (deb822 or one-line format).
+      uri=$(awk '/^URIs:/ {u=$2} /^Suites:/ && / bookworm( |$)/ {print u; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+      [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true)
+      if [ -n "$uri" ]; then
+        printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$uri" | $SUDO tee "$src" >/dev/null
+      else
+        echo "setup: no Debian bookworm entry in the apt sources to take bookworm-backports from" >&2
+      fi
     fi
   fi
   echo "setup: apt-get update" >&2
