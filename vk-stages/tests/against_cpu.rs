@@ -2,22 +2,15 @@
 //! final image >= 50 dB, frame by frame with each backend's own history. Skips loudly when no
 //! Vulkan device is present.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tessel_model::metrics::{psnr_range, psnr_tm, tonemapped_rgb};
 use tessel_model::network::Network;
-use tessel_model::package::ModelPackage;
 use tessel_model::pipeline::{HeadSource, Upscaler};
-use tessel_model::sequence::Sequence;
 use vk_stages::runner::ReadBack;
 use vk_stages::{DeviceShared, Model, Runner};
 
-/// The golden cases (TESSEL_GOLDEN_DIR overrides, for a test binary carried to another machine).
-fn golden_root() -> PathBuf {
-    std::env::var_os("TESSEL_GOLDEN_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/golden"))
-}
-
+mod common;
 
 #[test]
 fn vulkan_matches_cpu_on_golden_cases() {
@@ -29,19 +22,9 @@ fn vulkan_matches_cpu_on_golden_cases() {
         }
     };
     eprintln!("device: {}", shared.caps.summary());
-    let mut cases: Vec<PathBuf> = std::fs::read_dir(golden_root()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("golden.json").is_file()).collect();
-    cases.sort();
-    for case in cases {
-        let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(case.join("golden.json")).unwrap()).unwrap();
-        let pkg_dir = match golden["model"].as_str() {
-            Some(d) => case.join(d),
-            None => golden_root().join("../../../models/tessel-v6"),
-        };
-        let pkg = ModelPackage::read(&pkg_dir).unwrap();
-        let seq = Sequence::open(&case.join("frames.json")).unwrap();
+    for (case, pkg, seq) in common::golden_cases() {
         let model = Model::new(&shared, &pkg).unwrap();
-        let cap = (0..seq.len()).map(|i| seq.load_frame(i).unwrap().render).fold((1, 1), |a, r| (a.0.max(r.0), a.1.max(r.1)));
-        let mut gpu = Runner::new(&model, seq.settings().clone(), cap, seq.output()).unwrap();
+        let mut gpu = Runner::new(&model, seq.settings().clone(), common::capacity(&seq), seq.output()).unwrap();
         gpu.read = ReadBack { tokens: true, head: true, history: true };
         let mut cpu = Upscaler::new(HeadSource::Network(Arc::new(Network::from_package(&pkg))), seq.settings().clone(), seq.output());
         let e = seq.settings().exposure.value().unwrap_or(1.0);

@@ -1,0 +1,34 @@
+//! What the Vulkan tests against the CPU reference share: the golden cases with their packages.
+
+use std::path::{Path, PathBuf};
+
+use tessel_model::package::ModelPackage;
+use tessel_model::sequence::Sequence;
+
+/// The golden cases (TESSEL_GOLDEN_DIR overrides, for a test binary carried to another machine).
+pub fn golden_root() -> PathBuf {
+    std::env::var_os("TESSEL_GOLDEN_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/golden"))
+}
+
+/// Every golden case, in name order: its folder, its model package (the case's own, or the
+/// shipped model) and its frame sequence.
+pub fn golden_cases() -> Vec<(PathBuf, ModelPackage, Sequence)> {
+    let root = golden_root();
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("golden.json").is_file()).collect();
+    cases.sort();
+    cases
+        .into_iter()
+        .map(|case| {
+            let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(case.join("golden.json")).unwrap()).unwrap();
+            let dir = golden["model"].as_str().map(|d| case.join(d)).unwrap_or_else(|| root.join("../../../models/tessel-v6"));
+            let pkg = ModelPackage::read(&dir).unwrap();
+            let seq = Sequence::open(&case.join("frames.json")).unwrap();
+            (case, pkg, seq)
+        })
+        .collect()
+}
+
+/// The largest render size of a sequence's frames.
+pub fn capacity(seq: &Sequence) -> (usize, usize) {
+    (0..seq.len()).map(|i| seq.load_frame(i).unwrap().render).fold((1, 1), |a, r| (a.0.max(r.0), a.1.max(r.1)))
+}
