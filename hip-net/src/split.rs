@@ -82,7 +82,8 @@ pub struct SplitNetwork {
     marker: Option<ExternalMemory>,
     device: ash::Device,
     timeline: vk::Semaphore,
-    ring: Vec<Box<HostSignal>>,
+    /// Host-function arguments, one per frame in flight (never resized: the addresses stay put).
+    ring: Vec<HostSignal>,
     next: usize,
     timing: Option<Timing>,
 }
@@ -124,7 +125,7 @@ impl SplitNetwork {
         engine.external_network = true;
         engine.write_marker = tier == SyncTier::Marker;
         let device = engine.model.shared.device.clone();
-        let ring = (0..8).map(|_| Box::new(HostSignal { device: device.clone(), timeline: engine.timeline, value: 0 })).collect();
+        let ring = (0..8).map(|_| HostSignal { device: device.clone(), timeline: engine.timeline, value: 0 }).collect();
         Ok(SplitNetwork { net, tier, sem, marker, device, timeline: engine.timeline, ring, next: 0, timing: None })
     }
 
@@ -173,7 +174,7 @@ impl SplitNetwork {
         let slot = &mut self.ring[self.next % 8];
         self.next += 1;
         slot.value = value;
-        let data = slot.as_mut() as *mut HostSignal as *mut c_void;
+        let data = slot as *mut HostSignal as *mut c_void;
         // SAFETY: the slot outlives the callback (see `signal_timeline`).
         unsafe { self.net.stream.launch_host_func(signal_timeline, data) }
     }

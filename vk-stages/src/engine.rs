@@ -29,6 +29,13 @@ pub const QUERIES_PER_FRAME: u32 = 128;
 /// Stage boundaries: front start, inputs prepared, tokens written, head written, back done.
 pub const STAGE_QUERIES: u32 = 5;
 
+/// Where the next frame recorded goes: its parameter slot and the history it writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextFrame {
+    pub slot: u32,
+    pub history_write: u32,
+}
+
 /// One frame's values, known when it is recorded.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameInput {
@@ -298,9 +305,10 @@ impl Engine {
         Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
     }
 
-    /// Slot of the frame being recorded (for reading its timestamps and parameters back).
-    pub fn current_slot(&self) -> Option<u32> {
-        self.current.map(|c| c.slot)
+    /// The parameter slot and history of the next frame to be recorded (a caller reads that
+    /// frame's timestamps, parameters and history back from them).
+    pub fn next_frame(&self) -> NextFrame {
+        NextFrame { slot: (self.counter % b::PARAM_SLOTS as u64) as u32, history_write: (self.counter % 2) as u32 }
     }
 
     /// Byte offset of a slot's parameters in `params`.
@@ -322,8 +330,7 @@ impl Engine {
                 self.capacity.0, self.capacity.1
             )));
         }
-        let slot = (self.counter % b::PARAM_SLOTS as u64) as u32;
-        let write = (self.counter % 2) as u32;
+        let NextFrame { slot, history_write: write } = self.next_frame();
         self.current = Some(Current { slot, phase: phase_of(self.counter), read: 1 - write, write });
         self.next_query = 0;
         let (ow, oh) = self.output;

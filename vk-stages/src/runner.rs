@@ -10,9 +10,8 @@ use tessel_model::frame::FrameData;
 use tessel_model::pipeline::{Evaluation, StageTimes};
 use tessel_model::sequence::Settings;
 
-use crate::bindings as b;
 use crate::device::DeviceShared;
-use crate::engine::{Controls, Engine, FrameInput, QUERIES_PER_FRAME};
+use crate::engine::{Controls, Engine, FrameInput, QUERIES_PER_FRAME, STAGE_QUERIES};
 use crate::error::{Check, Result, VkError};
 use crate::memory::{Buffer, Location};
 use crate::model::Model;
@@ -211,8 +210,8 @@ impl Runner {
             e.barrier(cmd);
         }
         let e = &mut self.engine;
-        let slot = (e.counter % b::PARAM_SLOTS as u64) as u32;
-        let hist_write = (e.counter % 2) as usize;
+        let next = e.next_frame();
+        let (slot, hist_write) = (next.slot, next.history_write as usize);
         // Frame N: the front signals 2N+1; the back waits for 2N+1, or for 2N+2, which the
         // external network signals after its own wait for 2N+1.
         let front_value = 2 * e.counter + 1;
@@ -233,7 +232,7 @@ impl Runner {
                 }
                 d.queue_submit(self.shared.queue, &[submit], vk::Fence::null()).call("vkQueueSubmit (front)")?;
                 if let Some(x) = self.external.as_mut() {
-                    x.enqueue(phase, front_value, front_value + 1).map_err(|why| VkError::External(why))?;
+                    x.enqueue(phase, front_value, front_value + 1).map_err(VkError::External)?;
                 }
                 d.reset_command_buffer(back, vk::CommandBufferResetFlags::empty()).call("vkResetCommandBuffer")?;
                 d.begin_command_buffer(back, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
@@ -311,7 +310,7 @@ impl Runner {
 
     fn read_times(&self, slot: u32, written: u32) -> Result<GpuTimes> {
         let caps = &self.shared.caps;
-        if !caps.timestamps || written < 5 {
+        if !caps.timestamps || written < STAGE_QUERIES {
             return Ok(GpuTimes::default());
         }
         let mut raw = vec![0u64; written as usize];
