@@ -5,7 +5,8 @@
 
 use std::collections::HashMap;
 
-use tessel_model::config::{BlockSpec, NetworkConfig, TokenGrid, HEAD_DIM, WINDOW_TOKENS};
+use tessel_model::config::{BlockSpec, NetOp, NetworkConfig, TokenGrid, HEAD_DIM, WINDOW_TOKENS};
+use vk_stages::model::{Layers, LinearSpec};
 use tessel_model::shifts::window_shift;
 
 /// Kernel flags (kernels/include/tessel_gpu.h).
@@ -16,8 +17,6 @@ pub mod flags {
     pub const OUT_F16: u32 = 8;
     pub const LAYER_NORM: u32 = 16;
     pub const MODE_SHIFT: u32 = 5;
-    pub const MODE_MERGE: u32 = 1 << MODE_SHIFT;
-    pub const MODE_EXPAND: u32 = 2 << MODE_SHIFT;
     pub const MODE_HEAD: u32 = 3 << MODE_SHIFT;
 }
 
@@ -108,8 +107,16 @@ impl Launch {
 
 pub use vk_stages::plan::{net_sizes, NetBuffers as Buffers, NetSizes};
 
+/// The kernel flags of a linear-layer variant of the shared layer table (the same variants the
+/// Vulkan shaders take as specialisation constants).
+pub fn flags_of(l: &LinearSpec) -> u32 {
+    let on = |v: u32, f: u32| if v == 1 { f } else { 0 };
+    on(l.act, flags::ACT_SILU) | on(l.residual, flags::RESIDUAL) | on(l.in_f16, flags::IN_F16) | on(l.out_f16, flags::OUT_F16) | on(l.ln, flags::LAYER_NORM) | (l.mode << flags::MODE_SHIFT)
+}
+
 struct Builder<'a> {
     cfg: &'a NetworkConfig,
+    layers: Layers,
     grid: &'a TokenGrid,
     bufs: &'a Buffers,
     /// Device address of each tensor.
@@ -122,10 +129,11 @@ impl Builder<'_> {
         *self.tensors.get(name).unwrap_or_else(|| panic!("tensor '{name}' is not uploaded"))
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn linear(&mut self, prefix: &str, x: u64, y: u64, inp: usize, out: usize, tokens: usize, width: usize, fl: u32, norm: Option<&str>) {
+    /// A linear layer; `norm`: the LayerNorm (tensor prefix) its input rows go through first.
+    fn linear(&mut self, l: &LinearSpec, prefix: &str, x: u64, y: u64, tokens: usize, width: usize, norm: Option<&str>) {
+        assert_eq!(norm.is_some(), l.ln == 1, "{prefix}: LayerNorm flag and tensors disagree");
         let (gamma, beta) = norm.map_or((0, 0), |n| (self.t(&format!("{n}.weight")), self.t(&format!("{n}.bias"))));
-        let head = fl & (3 << flags::MODE_SHIFT) == flags::MODE_HEAD && self.cfg.pixel_head;
+        let head = l.mode == (flags::MODE_HEAD >> flags::MODE_SHIFT) && self.cfg.pixel_head;
         let a = LinearArgs {
             x,
             y,
@@ -138,57 +146,59 @@ impl Builder<'_> {
             beta,
             tokens: tokens as u32,
             width: width as u32,
-            inp: inp as u32,
-            out: out as u32,
+            inp: l.inp,
+            out: l.out,
             p: self.cfg.pixel_embed as u32,
-            flags: fl | if norm.is_some() { flags::LAYER_NORM } else { 0 },
+            flags: flags_of(l),
         };
-        let grid = ((tokens as u32).div_ceil(BLOCK_TOKENS), out as u32 / LINEAR_OUTS, 1);
+        let grid = ((tokens as u32).div_ceil(BLOCK_TOKENS), l.out / LINEAR_OUTS, 1);
         self.out.push(Launch { label: prefix.to_string(), grid, block: (BLOCK_TOKENS, 1, 1), args: Args::Linear(a) });
     }
 
     fn block(&mut self, b: &BlockSpec) {
         let (l, n) = (b.level, b.name.as_str());
         let c = self.cfg.channels[l];
-        let m = self.cfg.mlp_ratio * c;
         let (w, h) = self.grid.level_dims(l);
         let t = w * h;
         let (x, qkv, attn, hid) = (self.bufs.x[l], self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
-        self.linear(&format!("{n}.qkv"), x, qkv, c, 3 * c, t, w, flags::OUT_F16, Some(&format!("{n}.norm1")));
+        let (lq, lp, l1, l2) = (self.layers.qkv[l], self.layers.proj[l], self.layers.fc1[l], self.layers.fc2[l]);
+        self.linear(&lq, &format!("{n}.qkv"), x, qkv, t, w, Some(&format!("{n}.norm1")));
         let a = AttentionArgs { qkv, out: attn, rpb: self.t(&format!("{n}.rpb")), width: w as u32, height: h as u32, c: c as u32, ..Default::default() };
         let grid = ((t / WINDOW_TOKENS) as u32, (c / HEAD_DIM) as u32, 1);
         self.out.push(Launch { label: format!("{n}.attention"), grid, block: (WINDOW_TOKENS as u32, 1, 1), args: Args::Attention(a, b.layer) });
-        self.linear(&format!("{n}.proj"), attn, x, c, c, t, w, flags::IN_F16 | flags::RESIDUAL, None);
-        self.linear(&format!("{n}.fc1"), x, hid, c, m, t, w, flags::OUT_F16 | flags::ACT_SILU, Some(&format!("{n}.norm2")));
-        self.linear(&format!("{n}.fc2"), hid, x, m, c, t, w, flags::IN_F16 | flags::RESIDUAL, None);
+        self.linear(&lp, &format!("{n}.proj"), attn, x, t, w, None);
+        self.linear(&l1, &format!("{n}.fc1"), x, hid, t, w, Some(&format!("{n}.norm2")));
+        self.linear(&l2, &format!("{n}.fc2"), hid, x, t, w, None);
     }
 }
 
-/// Every launch of one evaluation, in order (docs/NETWORK.md §4).
+/// Every launch of one evaluation, in order (docs/NETWORK.md §4, `NetworkConfig::ops`).
 pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &HashMap<String, u64>) -> Vec<Launch> {
-    let mut b = Builder { cfg, grid, bufs, tensors, out: Vec::new() };
-    let c = &cfg.channels;
-    let deep = cfg.levels() - 1;
+    let mut b = Builder { cfg, layers: Layers::new(cfg), grid, bufs, tensors, out: Vec::new() };
     let (w0, h0) = grid.level_dims(0);
-    b.linear("embed", bufs.tokens, bufs.x[0], cfg.token_channels(), c[0], w0 * h0, w0, flags::IN_F16, None);
-    let blocks = cfg.blocks();
-    let run = |b: &mut Builder, prefix: &str| {
-        for bs in blocks.iter().filter(|bs| bs.name.split('.').next() == Some(prefix)) {
-            b.block(bs);
+    for op in cfg.ops() {
+        match op {
+            NetOp::Embed => {
+                let l = b.layers.embed;
+                b.linear(&l, "embed", bufs.tokens, bufs.x[0], w0 * h0, w0, None);
+            }
+            NetOp::Block(bs) => b.block(&bs),
+            NetOp::Merge(l) => {
+                let (w1, h1) = grid.level_dims(l + 1);
+                let spec = b.layers.merge[l];
+                b.linear(&spec, &format!("merge{}", l + 1), bufs.x[l], bufs.x[l + 1], w1 * h1, w1, None);
+            }
+            NetOp::Expand(l) => {
+                let (w1, h1) = grid.level_dims(l + 1);
+                let spec = b.layers.expand[l];
+                b.linear(&spec, &format!("expand{}", l + 1), bufs.x[l + 1], bufs.x[l], w1 * h1, w1, None);
+            }
+            NetOp::Head => {
+                let l = b.layers.head;
+                b.linear(&l, "head", bufs.x[0], bufs.head, w0 * h0, w0, Some("head_norm"));
+            }
         }
-    };
-    for l in 0..deep {
-        run(&mut b, &format!("enc{l}"));
-        let (w1, h1) = grid.level_dims(l + 1);
-        b.linear(&format!("merge{}", l + 1), bufs.x[l], bufs.x[l + 1], 4 * c[l], c[l + 1], w1 * h1, w1, flags::MODE_MERGE, None);
     }
-    run(&mut b, "mid");
-    for l in (0..deep).rev() {
-        let (w1, h1) = grid.level_dims(l + 1);
-        b.linear(&format!("expand{}", l + 1), bufs.x[l + 1], bufs.x[l], c[l + 1], 4 * c[l], w1 * h1, w1, flags::MODE_EXPAND | flags::RESIDUAL, None);
-        run(&mut b, &format!("dec{l}"));
-    }
-    b.linear("head", bufs.x[0], bufs.head, c[0], cfg.head_token_channels(), w0 * h0, w0, flags::MODE_HEAD | flags::OUT_F16, Some("head_norm"));
     b.out
 }
 
@@ -216,6 +226,12 @@ mod tests {
         assert_eq!((e.x, e.y, e.inp, e.out, e.tokens, e.flags), (1, 10, 128, 32, 960 * 544, flags::IN_F16));
         assert_eq!(plan[0].grid, ((960 * 544u32).div_ceil(64), 2, 1));
         // The head reads the token buffer for the per-pixel path and normalises first.
+        // Merges and expansions take the kernel's modes 1 and 2 (kernels/include/tessel_gpu.h).
+        let mode = |label: &str| match plan.iter().find(|l| l.label == label).unwrap().args {
+            Args::Linear(a) => a.flags >> flags::MODE_SHIFT,
+            _ => panic!("{label} is not a linear layer"),
+        };
+        assert_eq!((mode("merge1"), mode("expand2"), mode("head")), (1, 2, 3));
         let Args::Linear(h) = plan.last().unwrap().args else { panic!() };
         assert_eq!((h.aux, h.out, h.flags & flags::LAYER_NORM != 0), (1, 128, true));
         // Attention of layer 1 (enc1.0) at phase 1 is shifted (7, 1).

@@ -76,6 +76,20 @@ pub struct BlockSpec {
     pub layer: usize,
 }
 
+/// One step of the network in execution order (docs/NETWORK.md §4), the walk every backend
+/// follows: the embedding, encoder blocks and merges, the bottleneck, expansions and decoder
+/// blocks, the head.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetOp {
+    Embed,
+    Block(BlockSpec),
+    /// 2x2 merge from level l into level l + 1.
+    Merge(usize),
+    /// 2x2 expansion from level l + 1 back into level l (added to its skip).
+    Expand(usize),
+    Head,
+}
+
 /// Name and shape of one tensor of the package (row-major, PyTorch conventions: a linear layer's
 /// weight is [out, in]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -152,6 +166,25 @@ impl NetworkConfig {
             }
         }
         out
+    }
+
+    /// The network's steps in execution order.
+    pub fn ops(&self) -> Vec<NetOp> {
+        let blocks = self.blocks();
+        let level_blocks = |prefix: String| blocks.iter().filter(move |b| b.name.split('.').next() == Some(prefix.as_str())).cloned().map(NetOp::Block);
+        let deep = self.levels() - 1;
+        let mut ops = vec![NetOp::Embed];
+        for l in 0..deep {
+            ops.extend(level_blocks(format!("enc{l}")));
+            ops.push(NetOp::Merge(l));
+        }
+        ops.extend(level_blocks("mid".into()));
+        for l in (0..deep).rev() {
+            ops.push(NetOp::Expand(l));
+            ops.extend(level_blocks(format!("dec{l}")));
+        }
+        ops.push(NetOp::Head);
+        ops
     }
 
     /// Every tensor of a package for this config, in a fixed order.
@@ -342,6 +375,23 @@ mod tests {
         let json = serde_json::to_string(&on).unwrap();
         assert!(json.contains("\"pixel_head\":true"), "{json}");
         assert_eq!(serde_json::from_str::<NetworkConfig>(&json).unwrap(), on);
+    }
+
+    #[test]
+    fn the_walk_visits_every_block_once_between_its_merges() {
+        let ops = NetworkConfig::default().ops();
+        let names: Vec<String> = ops
+            .iter()
+            .map(|o| match o {
+                NetOp::Embed => "embed".into(),
+                NetOp::Block(b) => b.name.clone(),
+                NetOp::Merge(l) => format!("merge{}", l + 1),
+                NetOp::Expand(l) => format!("expand{}", l + 1),
+                NetOp::Head => "head".into(),
+            })
+            .collect();
+        let expect = ["embed", "enc0.0", "merge1", "enc1.0", "enc1.1", "merge2", "mid.0", "mid.1", "expand2", "dec1.0", "dec1.1", "expand1", "dec0.0", "head"];
+        assert_eq!(names, expect);
     }
 
     #[test]

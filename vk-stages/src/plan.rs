@@ -3,7 +3,7 @@
 //! counts. Recording a frame replays the list, filling in only the attention window shifts.
 
 use ash::vk;
-use tessel_model::config::{BlockSpec, HEAD_DIM};
+use tessel_model::config::{BlockSpec, NetOp, HEAD_DIM};
 
 use crate::bindings as b;
 use crate::model::{LinearSpec, Model};
@@ -193,32 +193,29 @@ impl PlanBuilder<'_> {
     pub fn build(mut self) -> Vec<Step> {
         let m = self.model;
         let cfg = &m.config;
-        let deep = cfg.levels() - 1;
         let none = [0u64; 3];
         let (w0, h0) = self.dims[0];
-        self.linear(&m.layers.embed, self.bufs.tokens, self.bufs.x[0], "embed", w0 * h0, w0, none, None);
-        let blocks = cfg.blocks();
-        let run = |s: &mut Self, prefix: &str| {
-            for bs in blocks.iter().filter(|bs| bs.name.split('.').next() == Some(prefix)) {
-                s.block(bs);
+        for op in cfg.ops() {
+            match op {
+                NetOp::Embed => self.linear(&m.layers.embed, self.bufs.tokens, self.bufs.x[0], "embed", w0 * h0, w0, none, None),
+                NetOp::Block(bs) => self.block(&bs),
+                NetOp::Merge(l) => {
+                    let (w1, h1) = self.dims[l + 1];
+                    let (xa, xb) = (self.bufs.x[l], self.bufs.x[l + 1]);
+                    self.linear(&m.layers.merge[l], xa, xb, &format!("merge{}", l + 1), w1 * h1, w1, none, None);
+                }
+                NetOp::Expand(l) => {
+                    let (w1, h1) = self.dims[l + 1];
+                    let (xa, xb) = (self.bufs.x[l + 1], self.bufs.x[l]);
+                    self.linear(&m.layers.expand[l], xa, xb, &format!("expand{}", l + 1), w1 * h1, w1, none, None);
+                }
+                NetOp::Head => {
+                    let (x0, head, tokens) = (self.bufs.x[0], self.bufs.head, self.bufs.tokens);
+                    let aux = if cfg.pixel_head { [tokens, m.tensor("pixel_head.weight"), m.tensor("pixel_head.bias")] } else { none };
+                    self.linear(&m.layers.head, x0, head, "head", w0 * h0, w0, aux, Some("head_norm"));
+                }
             }
-        };
-        for lvl in 0..deep {
-            run(&mut self, &format!("enc{lvl}"));
-            let (w1, h1) = self.dims[lvl + 1];
-            let (xa, xb) = (self.bufs.x[lvl], self.bufs.x[lvl + 1]);
-            self.linear(&m.layers.merge[lvl], xa, xb, &format!("merge{}", lvl + 1), w1 * h1, w1, none, None);
         }
-        run(&mut self, "mid");
-        for lvl in (0..deep).rev() {
-            let (w1, h1) = self.dims[lvl + 1];
-            let (xa, xb) = (self.bufs.x[lvl + 1], self.bufs.x[lvl]);
-            self.linear(&m.layers.expand[lvl], xa, xb, &format!("expand{}", lvl + 1), w1 * h1, w1, none, None);
-            run(&mut self, &format!("dec{lvl}"));
-        }
-        let (x0, head, tokens) = (self.bufs.x[0], self.bufs.head, self.bufs.tokens);
-        let aux = if cfg.pixel_head { [tokens, m.tensor("pixel_head.weight"), m.tensor("pixel_head.bias")] } else { none };
-        self.linear(&m.layers.head, x0, head, "head", w0 * h0, w0, aux, Some("head_norm"));
         self.steps
     }
 }
