@@ -2,13 +2,10 @@
 //! final image >= 50 dB, frame by frame with each backend's own history. Skips loudly when no
 //! Vulkan device is present.
 
-use std::sync::Arc;
 
 use tessel_model::metrics::{psnr_range, psnr_tm, tonemapped_rgb};
-use tessel_model::network::Network;
-use tessel_model::pipeline::{HeadSource, Upscaler};
 use vk_stages::runner::ReadBack;
-use vk_stages::{DeviceShared, Model, Runner};
+use vk_stages::{DeviceShared, Model};
 
 mod common;
 
@@ -24,14 +21,7 @@ fn vulkan_matches_cpu_on_golden_cases() {
     eprintln!("device: {}", shared.caps.summary());
     for (case, pkg, seq) in common::golden_cases() {
         let model = Model::new(&shared, &pkg).unwrap();
-        let mut gpu = Runner::new(&model, seq.settings().clone(), common::capacity(&seq), seq.output()).unwrap();
-        gpu.read = ReadBack { tokens: true, head: true, history: true };
-        let mut cpu = Upscaler::new(HeadSource::Network(Arc::new(Network::from_package(&pkg))), seq.settings().clone(), seq.output());
-        let e = seq.settings().exposure.value().unwrap_or(1.0);
-        for i in 0..seq.len() {
-            let f = seq.load_frame(i).unwrap();
-            let c = cpu.evaluate(&f);
-            let (g, _) = gpu.evaluate(&f).unwrap();
+        common::beside_cpu(&model, &pkg, &seq, ReadBack { tokens: true, head: true, history: true }, |i, e, c, g, cpu, gpu| {
             let t = psnr_range(&g.tokens, &c.tokens);
             let h = psnr_range(&g.head, &c.head);
             let im = psnr_tm(&tonemapped_rgb(&g.output, e), &tonemapped_rgb(&c.output, e));
@@ -51,6 +41,6 @@ fn vulkan_matches_cpu_on_golden_cases() {
             }
             assert!(t >= 60.0 && h >= 60.0, "tokens {t:.1} / head {h:.1} dB below 60");
             assert!(im >= 50.0, "image {im:.1} dB below 50");
-        }
+        });
     }
 }

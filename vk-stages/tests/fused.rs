@@ -2,13 +2,10 @@
 //! on the golden cases, each frame with its own history: head >= 60 dB, image >= 50 dB. In its own
 //! test binary, since the switch is read from the environment when a model loads.
 
-use std::sync::Arc;
 
 use tessel_model::metrics::{psnr_range, psnr_tm, tonemapped_rgb};
-use tessel_model::network::Network;
-use tessel_model::pipeline::{HeadSource, Upscaler};
 use vk_stages::runner::ReadBack;
-use vk_stages::{DeviceShared, Model, Runner};
+use vk_stages::{DeviceShared, Model};
 
 mod common;
 
@@ -27,19 +24,12 @@ fn fused_blocks_match_the_cpu_reference() {
         let model = Model::new(&shared, &pkg).unwrap();
         eprintln!("{}: fused levels {:?}", case.display(), model.fused);
         fused_any |= model.fused.iter().any(|&f| f);
-        let mut gpu = Runner::new(&model, seq.settings().clone(), common::capacity(&seq), seq.output()).unwrap();
-        gpu.read = ReadBack { tokens: false, head: true, history: false };
-        let mut cpu = Upscaler::new(HeadSource::Network(Arc::new(Network::from_package(&pkg))), seq.settings().clone(), seq.output());
-        let e = seq.settings().exposure.value().unwrap_or(1.0);
-        for i in 0..seq.len() {
-            let f = seq.load_frame(i).unwrap();
-            let c = cpu.evaluate(&f);
-            let (g, _) = gpu.evaluate(&f).unwrap();
+        common::beside_cpu(&model, &pkg, &seq, ReadBack { tokens: false, head: true, history: false }, |i, e, c, g, _, _| {
             let h = psnr_range(&g.head, &c.head);
             let im = psnr_tm(&tonemapped_rgb(&g.output, e), &tonemapped_rgb(&c.output, e));
             eprintln!("  frame {i}: head {h:.1} dB, image {im:.1} dB");
             assert!(h >= 60.0 && im >= 50.0, "frame {i}: head {h:.1} dB, image {im:.1} dB");
-        }
+        });
     }
     assert!(fused_any, "no level was fused: the test checked nothing");
 }

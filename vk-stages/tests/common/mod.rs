@@ -32,3 +32,27 @@ pub fn golden_cases() -> Vec<(PathBuf, ModelPackage, Sequence)> {
 pub fn capacity(seq: &Sequence) -> (usize, usize) {
     (0..seq.len()).map(|i| seq.load_frame(i).unwrap().render).fold((1, 1), |a, r| (a.0.max(r.0), a.1.max(r.1)))
 }
+
+/// Runs every frame of a golden case through the CPU reference and a Vulkan runner side by side,
+/// each with its own history, and hands each frame's two evaluations (and both upscalers, for
+/// their histories) to `check`, with the exposure the images are scored under.
+pub fn beside_cpu(
+    model: &std::sync::Arc<vk_stages::Model>,
+    pkg: &ModelPackage,
+    seq: &Sequence,
+    read: vk_stages::runner::ReadBack,
+    mut check: impl FnMut(usize, f32, &tessel_model::pipeline::Evaluation, &tessel_model::pipeline::Evaluation, &tessel_model::pipeline::Upscaler, &vk_stages::Runner),
+) {
+    use tessel_model::pipeline::{HeadSource, Upscaler};
+    let mut gpu = vk_stages::Runner::new(model, seq.settings().clone(), capacity(seq), seq.output()).unwrap();
+    gpu.read = read;
+    let net = std::sync::Arc::new(tessel_model::network::Network::from_package(pkg));
+    let mut cpu = Upscaler::new(HeadSource::Network(net), seq.settings().clone(), seq.output());
+    let e = seq.settings().exposure.value().unwrap_or(1.0);
+    for i in 0..seq.len() {
+        let f = seq.load_frame(i).unwrap();
+        let c = cpu.evaluate(&f);
+        let (g, _) = gpu.evaluate(&f).unwrap();
+        check(i, e, &c, &g, &cpu, &gpu);
+    }
+}
