@@ -157,7 +157,9 @@ fn main() {
         let ptx = out.join(format!("tessel-{sm}.ptx"));
         run(
             Command::new(&clang)
-                .args(["-x", "cuda", &format!("--cuda-gpu-arch={sm}"), "--cuda-device-only", "-nocudalib", "-nocudainc", "-S", "-O3", &inc])
+                // PTX ISA 7.8 (what clang-19 emits for sm_80/sm_90) for the warp shuffles and mma.sync:
+                // without a CUDA install clang assumes no PTX features.
+                .args(["-x", "cuda", &format!("--cuda-gpu-arch={sm}"), "--cuda-device-only", "-nocudalib", "-nocudainc", "-Xclang", "-target-feature", "-Xclang", "+ptx78", "-S", "-O3", &inc])
                 .arg(&unit_path)
                 .arg("-o")
                 .arg(&ptx),

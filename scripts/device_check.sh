@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every GPU check and benchmark of tessel in one call on the GPU machine (an NVIDIA H200 here),
 # with x86-64 binaries built on the development machine by scripts/device_build.sh:
-#   device run: bash scripts/device_check.sh [quick]      (carry: .carry and .gl)
-# quick skips the 10,000-frame soak. Logs and JSON land in $OUT (or out/device).
+#   device run: bash scripts/device_check.sh [quick|hip]      (carry: .carry and .gl)
+# quick skips the 10,000-frame soaks; hip runs only the native network's checks and timings. Logs and JSON land in $OUT (or out/device).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-full}
@@ -33,13 +33,23 @@ step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 $B/tessel info | grep -i vulkan
 
+if [ "$mode" != hip ]; then
 step "Vulkan engine against the CPU reference on the golden cases (test binary), both paths"
 run $B/against_cpu --nocapture
 TESSEL_VK_COOPMAT=0 run $B/against_cpu --nocapture
+fi
 
 step "native network (hip-net: CUDA driver here, PTX from kernels/) against the CPU reference, and its GPU time"
 run $B/gpu --test-threads=1 --nocapture
 run $B/network_gpu --test-threads=1 --nocapture
+step "native network, portable kernels (TESSEL_HIP_MATRIX=0)"
+TESSEL_HIP_MATRIX=0 run $B/network_gpu --test-threads=1 --nocapture
+if [ "$mode" = hip ]; then
+  run $B/split_gpu --test-threads=1 --nocapture
+  run $B/tessel bench --network vulkan,hip --size 3840x2160 --ratio 2 --frames 200 --json "$OUT/bench_3840x2160.json"
+  echo; echo "device_check (hip): $([ $fail = 0 ] && echo all passed || echo SOME FAILED)"
+  exit $fail
+fi
 step "split frame: Vulkan front, native network (imported buffers, imported timeline semaphore), Vulkan back"
 run $B/split_gpu --test-threads=1 --nocapture
 

@@ -146,6 +146,26 @@ impl Function {
         &self.module
     }
 
+    /// Registers per thread and local (spill) bytes per thread that the CUDA driver's JIT gave
+    /// the kernel; None on HIP, whose code objects carry these figures already
+    /// (`tessel_kernels::KernelInfo`, checked statically).
+    pub fn jit_resources(&self) -> Result<Option<(i32, i32)>> {
+        let ctx = &self.module.ctx;
+        ctx.bind()?;
+        match ctx.api() {
+            Api::Hip(_) => Ok(None),
+            Api::Cuda(_) => {
+                let (mut regs, mut local) = (0i32, 0i32);
+                // SAFETY: a live function handle and two out-parameters.
+                unsafe {
+                    cuda::check("cuFuncGetAttribute", sys::cuFuncGetAttribute(&mut regs, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS, self.raw.cast()))?;
+                    cuda::check("cuFuncGetAttribute", sys::cuFuncGetAttribute(&mut local, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, self.raw.cast()))?;
+                }
+                Ok(Some((regs, local)))
+            }
+        }
+    }
+
     /// Enqueues the kernel on `stream` with `shared_bytes` of dynamic shared memory.
     /// `params` holds one pointer per kernel argument, each pointing at the argument's value
     /// (the cuLaunchKernel / hipModuleLaunchKernel `kernelParams` form).
@@ -237,12 +257,15 @@ pub fn code_object_for(arch: &str) -> Result<&'static tessel_kernels::CodeObject
 }
 
 /// Loads the network's kernels for the context's device: picks the code object
-/// ([`code_object_for`]), checks its manifest against [`tessel_kernels::KERNELS`]
-/// ([`require_kernels`]), loads it, and looks every kernel up.
-pub fn load_network_kernels(ctx: &Arc<Context>) -> Result<(Arc<Module>, Vec<Function>)> {
+/// ([`code_object_for`]), checks its manifest against every kernel its target should hold
+/// ([`tessel_kernels::kernels_for`]: the portable kernels and, where written, the matrix-core
+/// ones) with [`require_kernels`], loads it, and looks every kernel up. Also returns the code
+/// object's target.
+pub fn load_network_kernels(ctx: &Arc<Context>) -> Result<(Arc<Module>, Vec<Function>, &'static str)> {
     let object = code_object_for(&ctx.device().arch)?;
     let names: Vec<&str> = object.kernels.iter().map(|k| k.name).collect();
-    require_kernels(&names, tessel_kernels::KERNELS).map_err(|e| match e {
+    let needed = tessel_kernels::kernels_for(object.target);
+    require_kernels(&names, &needed).map_err(|e| match e {
         HipError::KernelMissing { kernel, module } => HipError::KernelMissing {
             kernel,
             module: module.replacen(
@@ -254,11 +277,11 @@ pub fn load_network_kernels(ctx: &Arc<Context>) -> Result<(Arc<Module>, Vec<Func
         e => e,
     })?;
     let module = Module::load(ctx, object.bytes)?;
-    let functions = tessel_kernels::KERNELS
+    let functions = needed
         .iter()
         .map(|k| module.function(k))
         .collect::<Result<Vec<_>>>()?;
-    Ok((module, functions))
+    Ok((module, functions, object.target))
 }
 
 #[cfg(test)]

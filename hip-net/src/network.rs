@@ -48,7 +48,7 @@ pub struct Network {
     pub ctx: Arc<Context>,
     pub stream: Stream,
     _module: Arc<Module>,
-    functions: HashMap<&'static str, Function>,
+    functions: HashMap<String, Function>,
     _weights: DeviceBuffer,
     pub tokens: Io,
     pub head: Io,
@@ -56,6 +56,16 @@ pub struct Network {
     pub grid: TokenGrid,
     plan: Vec<Launch>,
     graphs: Vec<GraphExec>,
+    matrix: std::result::Result<tessel_kernels::Matrix, String>,
+}
+
+/// The matrix-core path for a code object's target, or why the portable kernels run:
+/// `TESSEL_HIP_MATRIX=0` (the kill switch) or no matrix kernels for the target.
+fn matrix_choice(target: &str) -> std::result::Result<tessel_kernels::Matrix, String> {
+    if std::env::var("TESSEL_HIP_MATRIX").is_ok_and(|v| v == "0") {
+        return Err("off: TESSEL_HIP_MATRIX=0".into());
+    }
+    tessel_kernels::matrix_path(target).ok_or_else(|| format!("none written for {target}"))
 }
 
 impl Network {
@@ -74,8 +84,9 @@ impl Network {
         let cfg = &pkg.config;
         let grid = TokenGrid::new(cfg, output.0, output.1);
         let stream = Stream::new(ctx)?;
-        let (module, fns) = load_network_kernels(ctx)?;
-        let functions = tessel_kernels::KERNELS.iter().copied().zip(fns).collect();
+        let (module, fns, target) = load_network_kernels(ctx)?;
+        let functions = fns.into_iter().map(|f| (f.name().to_string(), f)).collect();
+        let matrix = matrix_choice(target);
         let (blob, offsets) = pkg.device_blob();
         let weights = DeviceBuffer::alloc(ctx, blob.len())?;
         weights.upload_on(&stream, &blob)?;
@@ -99,8 +110,8 @@ impl Network {
             attn: scratch[l + 1].ptr().0,
             hidden: scratch[l + 2].ptr().0,
         };
-        let plan = build(cfg, &grid, &bufs, &tensors);
-        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new() })
+        let plan = build(cfg, &grid, &bufs, &tensors, matrix.is_ok());
+        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix })
     }
 
     /// Enqueues the plan for a window phase (no graph).
@@ -108,7 +119,7 @@ impl Network {
         for l in &self.plan {
             let mut bytes = l.arg_bytes(phase);
             let mut params = [bytes.as_mut_ptr() as *mut c_void];
-            let f = &self.functions[l.kernel()];
+            let f = &self.functions[l.kernel];
             // The argument bytes match the kernel's one struct parameter (plan.rs), and every
             // address in them belongs to buffers this Network owns.
             unsafe { f.launch(&self.stream, l.grid, l.block, 0, &mut params)? };
@@ -174,5 +185,25 @@ impl Network {
 
     pub fn launches(&self) -> usize {
         self.plan.len()
+    }
+
+    /// The matrix-core path in use, or why the portable kernels run.
+    pub fn matrix(&self) -> std::result::Result<tessel_kernels::Matrix, &str> {
+        self.matrix.as_ref().copied().map_err(|s| s.as_str())
+    }
+
+    /// One line per kernel the plan launches: registers and local (spill) bytes per thread
+    /// from the CUDA driver's JIT (None on HIP: the code object's figures are static).
+    pub fn jit_report(&self) -> Result<Vec<(String, i32, i32)>> {
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for l in &self.plan {
+            if seen.insert(l.kernel) {
+                if let Some((regs, local)) = self.functions[l.kernel].jit_resources()? {
+                    out.push((l.kernel.to_string(), regs, local));
+                }
+            }
+        }
+        Ok(out)
     }
 }

@@ -62,16 +62,50 @@ pub struct AttentionArgs {
 }
 const _: () = assert!(std::mem::size_of::<AttentionArgs>() == 48);
 
+/// `BlockArgs` of kernels/block_mma.hip (136 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BlockArgs {
+    pub x: u64,
+    pub qkv_w: u64,
+    pub qkv_b: u64,
+    pub proj_w: u64,
+    pub proj_b: u64,
+    pub fc1_w: u64,
+    pub fc1_b: u64,
+    pub fc2_w: u64,
+    pub fc2_b: u64,
+    pub norm1_w: u64,
+    pub norm1_b: u64,
+    pub norm2_w: u64,
+    pub norm2_b: u64,
+    pub rpb: u64,
+    pub width: u32,
+    pub height: u32,
+    pub shift_x: u32,
+    pub shift_y: u32,
+    pub hidden: u32,
+    pub _pad: u32,
+}
+const _: () = assert!(std::mem::size_of::<BlockArgs>() == 136);
+
+/// Threads of the fused block kernel: four warps, 16 tokens each.
+pub const BLOCK_MMA_THREADS: u32 = 128;
+
 #[derive(Clone, Copy, Debug)]
 pub enum Args {
     Linear(LinearArgs),
     /// With the block's layer index: its shift follows the frame's phase.
     Attention(AttentionArgs, usize),
+    /// A whole window block on matrix cores, with its layer index.
+    Block(BlockArgs, usize),
 }
 
 #[derive(Clone, Debug)]
 pub struct Launch {
     pub label: String,
+    /// The kernel's name in the code objects.
+    pub kernel: &'static str,
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     pub args: Args,
@@ -80,10 +114,7 @@ pub struct Launch {
 impl Launch {
     /// The kernel's name in the code objects.
     pub fn kernel(&self) -> &'static str {
-        match self.args {
-            Args::Linear(_) => "tessel_linear",
-            Args::Attention(..) => "tessel_attention",
-        }
+        self.kernel
     }
 
     /// Argument bytes for a phase (the attention shift filled in).
@@ -96,6 +127,12 @@ impl Launch {
         match self.args {
             Args::Linear(a) => bytes(&a),
             Args::Attention(mut a, layer) => {
+                let (sx, sy) = window_shift(layer, phase);
+                a.shift_x = sx as u32;
+                a.shift_y = sy as u32;
+                bytes(&a)
+            }
+            Args::Block(mut a, layer) => {
                 let (sx, sy) = window_shift(layer, phase);
                 a.shift_x = sx as u32;
                 a.shift_y = sy as u32;
@@ -121,6 +158,8 @@ struct Builder<'a> {
     bufs: &'a Buffers,
     /// Device address of each tensor.
     tensors: &'a HashMap<String, u64>,
+    /// Whether the code object has matrix-core kernels to use (fused blocks).
+    matrix: bool,
     out: Vec<Launch>,
 }
 
@@ -152,7 +191,7 @@ impl Builder<'_> {
             flags: flags_of(l),
         };
         let grid = ((tokens as u32).div_ceil(BLOCK_TOKENS), l.out / LINEAR_OUTS, 1);
-        self.out.push(Launch { label: prefix.to_string(), grid, block: (BLOCK_TOKENS, 1, 1), args: Args::Linear(a) });
+        self.out.push(Launch { label: prefix.to_string(), kernel: "tessel_linear", grid, block: (BLOCK_TOKENS, 1, 1), args: Args::Linear(a) });
     }
 
     fn block(&mut self, b: &BlockSpec) {
@@ -160,21 +199,49 @@ impl Builder<'_> {
         let c = self.cfg.channels[l];
         let (w, h) = self.grid.level_dims(l);
         let t = w * h;
+        let hidden = self.layers.fc1[l].out as usize;
+        if let Some(kernel) = tessel_kernels::block_kernel(c, hidden).filter(|_| self.matrix) {
+            let p = |s: &str| self.t(&format!("{n}.{s}"));
+            let a = BlockArgs {
+                x: self.bufs.x[l],
+                qkv_w: p("qkv.weight"),
+                qkv_b: p("qkv.bias"),
+                proj_w: p("proj.weight"),
+                proj_b: p("proj.bias"),
+                fc1_w: p("fc1.weight"),
+                fc1_b: p("fc1.bias"),
+                fc2_w: p("fc2.weight"),
+                fc2_b: p("fc2.bias"),
+                norm1_w: p("norm1.weight"),
+                norm1_b: p("norm1.bias"),
+                norm2_w: p("norm2.weight"),
+                norm2_b: p("norm2.bias"),
+                rpb: p("rpb"),
+                width: w as u32,
+                height: h as u32,
+                hidden: hidden as u32,
+                ..Default::default()
+            };
+            let grid = ((t / WINDOW_TOKENS) as u32, 1, 1);
+            self.out.push(Launch { label: n.to_string(), kernel, grid, block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Block(a, b.layer) });
+            return;
+        }
         let (x, qkv, attn, hid) = (self.bufs.x[l], self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
         let (lq, lp, l1, l2) = (self.layers.qkv[l], self.layers.proj[l], self.layers.fc1[l], self.layers.fc2[l]);
         self.linear(&lq, &format!("{n}.qkv"), x, qkv, t, w, Some(&format!("{n}.norm1")));
         let a = AttentionArgs { qkv, out: attn, rpb: self.t(&format!("{n}.rpb")), width: w as u32, height: h as u32, c: c as u32, ..Default::default() };
         let grid = ((t / WINDOW_TOKENS) as u32, (c / HEAD_DIM) as u32, 1);
-        self.out.push(Launch { label: format!("{n}.attention"), grid, block: (WINDOW_TOKENS as u32, 1, 1), args: Args::Attention(a, b.layer) });
+        self.out.push(Launch { label: format!("{n}.attention"), kernel: "tessel_attention", grid, block: (WINDOW_TOKENS as u32, 1, 1), args: Args::Attention(a, b.layer) });
         self.linear(&lp, &format!("{n}.proj"), attn, x, t, w, None);
         self.linear(&l1, &format!("{n}.fc1"), x, hid, t, w, Some(&format!("{n}.norm2")));
         self.linear(&l2, &format!("{n}.fc2"), hid, x, t, w, None);
     }
 }
 
-/// Every launch of one evaluation, in order (docs/NETWORK.md §4, `NetworkConfig::ops`).
-pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &HashMap<String, u64>) -> Vec<Launch> {
-    let mut b = Builder { cfg, layers: Layers::new(cfg), grid, bufs, tensors, out: Vec::new() };
+/// Every launch of one evaluation, in order (docs/NETWORK.md §4, `NetworkConfig::ops`); with
+/// `matrix`, each block whose width has a fused matrix-core kernel is one launch of it.
+pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &HashMap<String, u64>, matrix: bool) -> Vec<Launch> {
+    let mut b = Builder { cfg, layers: Layers::new(cfg), grid, bufs, tensors, matrix, out: Vec::new() };
     let (w0, h0) = grid.level_dims(0);
     for op in cfg.ops() {
         match op {
@@ -215,7 +282,7 @@ mod tests {
         let cfg = NetworkConfig { pixel_head: true, ..NetworkConfig::default() };
         let g = TokenGrid::new(&cfg, 3840, 2160);
         let bufs = Buffers { tokens: 1, head: 2, x: vec![10, 11, 12], qkv: 20, attn: 21, hidden: 22 };
-        let plan = build(&cfg, &g, &bufs, &fake_tensors(&cfg));
+        let plan = build(&cfg, &g, &bufs, &fake_tensors(&cfg), false);
         // embed + 8 blocks x 5 + 2 merges + 2 expands + head.
         assert_eq!(plan.len(), 1 + 8 * 5 + 2 + 2 + 1);
         let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
@@ -241,5 +308,32 @@ mod tests {
         assert_eq!(bytes.len(), 48);
         assert_eq!(u32::from_le_bytes(bytes[32..36].try_into().unwrap()), 7);
         assert_eq!(u32::from_le_bytes(bytes[36..40].try_into().unwrap()), 1);
+    }
+
+    #[test]
+    fn with_matrix_kernels_each_block_is_one_launch() {
+        let cfg = NetworkConfig { pixel_head: true, ..NetworkConfig::default() };
+        let g = TokenGrid::new(&cfg, 3840, 2160);
+        let bufs = Buffers { tokens: 1, head: 2, x: vec![10, 11, 12], qkv: 20, attn: 21, hidden: 22 };
+        let tensors = fake_tensors(&cfg);
+        let plan = build(&cfg, &g, &bufs, &tensors, true);
+        assert_eq!(plan.len(), 1 + 8 + 2 + 2 + 1);
+        let b = plan.iter().find(|l| l.label == "mid.1").unwrap();
+        assert_eq!((b.kernel, b.grid, b.block), ("tessel_block_mma_c96", ((240 * 136 / 64) as u32, 1, 1), (128, 1, 1)));
+        let Args::Block(a, layer) = b.args else { panic!() };
+        assert_eq!((a.x, a.hidden, a.width, a.height, layer), (12, 192, 240, 136, 4));
+        assert_eq!(a.rpb, tensors["mid.1.rpb"]);
+        assert_eq!(a.fc2_w, tensors["mid.1.fc2.weight"]);
+        // mid.1 is layer 4: at phase 3 its shift is (1, 7); x, then 13 pointers, then the shifts.
+        let bytes = b.arg_bytes(3);
+        assert_eq!(bytes.len(), 136);
+        assert_eq!(u32::from_le_bytes(bytes[120..124].try_into().unwrap()), 1);
+        assert_eq!(u32::from_le_bytes(bytes[124..128].try_into().unwrap()), 7);
+        // A width without a fused kernel keeps the five portable launches.
+        let odd = NetworkConfig { channels: vec![40, 48, 96], ..cfg.clone() };
+        let g = TokenGrid::new(&odd, 640, 360);
+        let plan = build(&odd, &g, &bufs, &fake_tensors(&odd), true);
+        assert!(plan.iter().any(|l| l.label == "enc0.0.attention"));
+        assert!(plan.iter().any(|l| l.label == "enc1.0" && l.kernel == "tessel_block_mma_c48"));
     }
 }

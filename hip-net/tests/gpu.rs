@@ -198,8 +198,8 @@ fn kernel_launch_graph_marker_wait_and_host_function() {
 #[test]
 fn the_network_kernels_load_on_the_device() {
     let Some(ctx) = context() else { return };
-    let (module, functions) = load_network_kernels(&ctx).unwrap();
+    let (module, functions, target) = load_network_kernels(&ctx).unwrap();
     let names: Vec<&str> = functions.iter().map(|f| f.name()).collect();
-    assert_eq!(names, tessel_kernels::KERNELS);
+    assert_eq!(names, tessel_kernels::kernels_for(target));
     println!("{}: {names:?}", module.label());
 }

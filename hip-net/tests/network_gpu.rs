@@ -42,6 +42,7 @@ fn native_network_matches_the_cpu_reference_on_the_golden_cases() {
         let pkg = ModelPackage::read(&dir).unwrap();
         let seq = Sequence::open(&case.join("frames.json")).unwrap();
         let mut net = Network::new(&ctx, &pkg, seq.output()).unwrap();
+        report_kernels(&net);
         let mut cpu = Upscaler::new(HeadSource::Network(Arc::new(CpuNetwork::from_package(&pkg))), seq.settings().clone(), seq.output());
         for graphs in [false, true] {
             if graphs {
@@ -72,6 +73,9 @@ fn native_network_gpu_time() {
         let tokens: Vec<f32> = (0..n).map(|i| ((i % 997) as f32 * 0.013).sin() * 0.5).collect();
         let mut head = vec![0u8; net.head.len()];
         net.evaluate(&f16_bytes(&tokens), 0, &mut head).unwrap();
+        if out.0 == 3840 {
+            report_kernels(&net);
+        }
         let direct = median(net.time(10, 100).unwrap());
         net.build_graphs().unwrap();
         let graphs = median(net.time(10, 200).unwrap());
@@ -85,6 +89,21 @@ fn native_network_gpu_time() {
             f / (graphs as f64 * 1e-3) / 1e12
         );
         assert!(graphs > 0.0 && graphs.is_finite());
+    }
+}
+
+/// The path the network runs and, on the CUDA driver, what its JIT gave each kernel; a fused
+/// block kernel must not spill (its residual and tiles live in registers by design).
+fn report_kernels(net: &Network) {
+    match net.matrix() {
+        Ok(m) => println!("matrix path: {} (fused blocks)", m.describe()),
+        Err(why) => println!("matrix path: {why}; portable kernels"),
+    }
+    for (kernel, regs, local) in net.jit_report().unwrap() {
+        println!("  {kernel}: {regs} registers, {local} local bytes per thread");
+        if kernel.starts_with("tessel_block_mma") {
+            assert_eq!(local, 0, "{kernel} spills {local} bytes per thread");
+        }
     }
 }
 

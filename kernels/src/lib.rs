@@ -42,8 +42,61 @@ pub struct CodeObject {
 
 include!(concat!(env!("OUT_DIR"), "/objects.rs"));
 
-/// Every kernel the network needs; each code object must hold all of them.
+/// The portable kernels: every code object holds them, and they compute the whole network.
 pub const KERNELS: &[&str] = &["tessel_attention", "tessel_linear"];
+
+/// The fused window block on matrix cores (kernels/block_mma.hip), one kernel per level width:
+/// multiples of 16 channels up to 8 heads.
+pub const BLOCK_MMA: &[(usize, &str)] = &[
+    (16, "tessel_block_mma_c16"),
+    (32, "tessel_block_mma_c32"),
+    (48, "tessel_block_mma_c48"),
+    (64, "tessel_block_mma_c64"),
+    (80, "tessel_block_mma_c80"),
+    (96, "tessel_block_mma_c96"),
+    (112, "tessel_block_mma_c112"),
+    (128, "tessel_block_mma_c128"),
+];
+
+/// A matrix-core instruction family that tessel has kernels for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Matrix {
+    /// NVIDIA `mma.sync.m16n8k16` f16 with f32 accumulation (sm_80 and later).
+    MmaSync,
+}
+
+impl Matrix {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Matrix::MmaSync => "mma.sync m16n8k16",
+        }
+    }
+}
+
+/// The matrix-core path of a code object's target, if its kernels are written: NVIDIA sm_80 and
+/// later. AMD WMMA (gfx11, gfx12) and MFMA (gfx9) kernels are not written yet: those targets
+/// run the portable kernels.
+pub fn matrix_path(target: &str) -> Option<Matrix> {
+    let sm: u32 = target.strip_prefix("sm_")?.parse().ok()?;
+    (sm >= 80).then_some(Matrix::MmaSync)
+}
+
+/// The fused-block kernel for a level width with an MLP of `hidden` channels, where one exists.
+pub fn block_kernel(channels: usize, hidden: usize) -> Option<&'static str> {
+    if hidden == 0 || hidden % 16 != 0 {
+        return None;
+    }
+    BLOCK_MMA.iter().find(|(c, _)| *c == channels).map(|(_, k)| *k)
+}
+
+/// Every kernel a target's code object holds: the portable ones, and its matrix-core kernels.
+pub fn kernels_for(target: &str) -> Vec<&'static str> {
+    let mut out = KERNELS.to_vec();
+    if matrix_path(target).is_some() {
+        out.extend(BLOCK_MMA.iter().map(|(_, k)| *k));
+    }
+    out
+}
 
 /// The code object for a target, if built.
 pub fn code_object(target: &str) -> Option<&'static CodeObject> {
@@ -83,7 +136,7 @@ pub fn expected_wavefront(target: &str) -> u32 {
 /// spills, wavefront.
 pub fn markdown_table() -> String {
     let mut s = String::from("| kernel | target | VGPRs | SGPRs | LDS bytes | scratch bytes | spills (VGPR/SGPR) | wavefront | max threads |\n|---|---|---|---|---|---|---|---|---|\n");
-    for name in KERNELS {
+    for name in KERNELS.iter().chain(BLOCK_MMA.iter().map(|(_, k)| k)) {
         for c in CODE_OBJECTS {
             if let Some(k) = c.kernels.iter().find(|k| k.name == *name) {
                 let regs = |v: u32| if c.platform == Platform::Nvidia { "(JIT)".to_string() } else { v.to_string() };

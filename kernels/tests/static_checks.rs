@@ -1,7 +1,7 @@
 //! Static checks of every embedded code object (no GPU needed): completeness, wavefront size,
 //! shared memory within the target's limit, no scratch or spills, and docs/KERNELS.md current.
 
-use tessel_kernels::{code_object, expected_wavefront, lds_limit, markdown_table, ptx_for, Platform, CODE_OBJECTS, KERNELS};
+use tessel_kernels::{block_kernel, code_object, expected_wavefront, kernels_for, lds_limit, markdown_table, matrix_path, ptx_for, Matrix, Platform, BLOCK_MMA, CODE_OBJECTS, KERNELS};
 
 const AMD: &[&str] = &["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201", "gfx90a", "gfx942"];
 
@@ -10,8 +10,12 @@ fn every_target_is_built_and_holds_every_kernel() {
     for t in AMD.iter().chain(["sm_80", "sm_90"].iter()) {
         let c = code_object(t).unwrap_or_else(|| panic!("no code object for {t}"));
         assert!(c.bytes.len() > 1000, "{t}: {} bytes", c.bytes.len());
-        for k in KERNELS {
-            assert!(c.kernels.iter().any(|i| i.name == *k), "{t} lacks {k}");
+        for k in kernels_for(t) {
+            assert!(c.kernels.iter().any(|i| i.name == k), "{t} lacks {k}");
+        }
+        // A target without matrix kernels holds none (hip-net would not look for them).
+        if matrix_path(t).is_none() {
+            assert!(c.kernels.iter().all(|i| KERNELS.contains(&i.name)), "{t}: unexpected kernels");
         }
         match c.platform {
             Platform::Amd => assert_eq!(&c.bytes[..4], b"\x7fELF", "{t}: not an ELF code object"),
@@ -56,4 +60,25 @@ fn docs_kernels_md_holds_the_current_table() {
         doc.contains(&markdown_table()),
         "docs/KERNELS.md is stale: regenerate its table with `cargo run -p tessel-kernels --example kernels_md`"
     );
+}
+
+#[test]
+fn matrix_kernels_are_chosen_by_target_and_width() {
+    assert_eq!(matrix_path("sm_90"), Some(Matrix::MmaSync));
+    assert_eq!(matrix_path("sm_80"), Some(Matrix::MmaSync));
+    for t in AMD.iter().chain(["sm_75"].iter()) {
+        assert_eq!(matrix_path(t), None, "{t}");
+    }
+    assert_eq!(block_kernel(96, 192), Some("tessel_block_mma_c96"));
+    assert_eq!(block_kernel(40, 80), None, "not a multiple of 16");
+    assert_eq!(block_kernel(144, 288), None, "more than 8 heads");
+    assert_eq!(block_kernel(32, 40), None, "hidden not a multiple of 16");
+    // The fused block keeps keys and values (double buffered) and the bias in shared memory:
+    // 2 x 64 x 12 words + 2 x 16 x 72 halves + 8 x 225 floats, at every width.
+    let sm90 = code_object("sm_90").unwrap();
+    for (_, k) in BLOCK_MMA {
+        let info = sm90.kernels.iter().find(|i| i.name == *k).unwrap();
+        assert_eq!(info.lds, 2 * 64 * 12 * 4 + 2 * 16 * 72 * 2 + 8 * 225 * 4, "{k}");
+        assert_eq!(info.max_threads, 128, "{k}");
+    }
 }

@@ -37,10 +37,14 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
     split.enable_timing().map_err(|e| anyhow::anyhow!("--network hip: {e}"))?;
     let mut runner = Runner::with_engine(engine, settings.clone())?;
     let graphs = split.net.uses_graphs();
+    let kernels = match split.net.matrix() {
+        Ok(m) => format!("native kernels, fused blocks on {}", m.describe()),
+        Err(why) => format!("native portable kernels, matrix cores {why}"),
+    };
     runner.external = Some(Box::new(split));
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
     let label = format!(
-        "network: {why}hip (native portable kernels, {}, {} on {} {}) between the Vulkan front and back on {}, sync: {}; model '{}'{trained}",
+        "network: {why}hip ({kernels}, {}, {} on {} {}) between the Vulkan front and back on {}, sync: {}; model '{}'{trained}",
         if graphs { "8 phase graphs" } else { "direct launches: TESSEL_HIP_GRAPHS=0" },
         rt.describe(),
         ctx.device().name,

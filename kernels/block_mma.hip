@@ -1,0 +1,253 @@
+// One whole window block (docs/NETWORK.md §4) in one launch on matrix cores: a workgroup per
+// 8x8 window, four warps of 16 tokens each. The f32 residual stream stays in registers from the
+// load to the store (in the accumulator layout, so proj and fc2 accumulate straight into it);
+// LayerNorm outputs, queries, softmax weights, attention outputs and MLP hidden chunks go from
+// one product to the next in registers (tessel_mma.h). Only a head's keys and values (double
+// buffered) and the relative-position bias live in shared memory: ~18 KiB at C = 96, within
+// the 48 KiB that every launch path allows (§8).
+//
+// Per head h: q, k, v of the warp's 16 tokens; keys and transposed values to shared memory;
+// scores S = q k^T / 4 + rpb for 64 keys, softmax in f32, O = P V, and x += O W_proj[:, h]^T.
+// The MLP runs in chunks of 16 hidden channels: x += SiLU(LN2(x) W1[chunk]^T + b1) W2[:, chunk]^T.
+// Rounding follows the unfused path: f16 LayerNorm outputs, q, k, v, attention output and hidden
+// activations; f32 scores, softmax and accumulation.
+#include "tessel_mma.h"
+
+struct BlockArgs {
+    float* x;  // [tokens][c], the level's residual stream, updated in place
+    const ts_half* qkv_w;
+    const ts_half* qkv_b;
+    const ts_half* proj_w;
+    const ts_half* proj_b;
+    const ts_half* fc1_w;
+    const ts_half* fc1_b;
+    const ts_half* fc2_w;
+    const ts_half* fc2_b;
+    const ts_half* norm1_w;
+    const ts_half* norm1_b;
+    const ts_half* norm2_w;
+    const ts_half* norm2_b;
+    const ts_half* rpb;  // [c / 16][225]
+    ts_uint width;       // level grid, tokens
+    ts_uint height;
+    ts_uint shift_x;
+    ts_uint shift_y;
+    ts_uint hidden;      // MLP width, a multiple of 16
+    ts_uint pad;
+};
+
+#if defined(TS_HAS_MMA)
+#define TS_BLOCK_THREADS 128
+#define TS_MAX_HEADS 8
+#define TS_KEY_STRIDE 24    // halves per key row: conflict-free B reads
+#define TS_VALUE_STRIDE 72  // halves per transposed value row
+
+// LayerNorm of the warp's two rows per lane (biased variance, f32) as A tiles in f16.
+template <int C>
+TS_INLINE void block_norm(const float xr[C / 8][4], const ts_half* gw, const ts_half* gb, ts_uint t, ts_uint an[C / 16][4]) {
+    float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < C / 8; j++) {
+        s0 += xr[j][0] + xr[j][1];
+        s1 += xr[j][2] + xr[j][3];
+    }
+    float m0 = ts_quad_sum(s0) / (float)C, m1 = ts_quad_sum(s1) / (float)C;
+    float q0 = 0.0f, q1 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < C / 8; j++) {
+        float a = xr[j][0] - m0, b = xr[j][1] - m0, c = xr[j][2] - m1, d = xr[j][3] - m1;
+        q0 += a * a + b * b;
+        q1 += c * c + d * d;
+    }
+    float i0 = ts_rsqrt(ts_quad_sum(q0) / (float)C + 1e-5f), i1 = ts_rsqrt(ts_quad_sum(q1) / (float)C + 1e-5f);
+#pragma unroll
+    for (int j = 0; j < C / 8; j++) {
+        ts_uint col = 8 * j + 2 * t;
+        float g0 = (float)gw[col], g1 = (float)gw[col + 1], b0 = (float)gb[col], b1 = (float)gb[col + 1];
+        an[j / 2][(j & 1) * 2] = ts_pack((xr[j][0] - m0) * i0 * g0 + b0, (xr[j][1] - m0) * i0 * g1 + b1);
+        an[j / 2][(j & 1) * 2 + 1] = ts_pack((xr[j][2] - m1) * i1 * g0 + b0, (xr[j][3] - m1) * i1 * g1 + b1);
+    }
+}
+
+// Accumulators of 8 output columns starting at n0, set to the bias.
+TS_INLINE void bias_tile(float d[4], const ts_half* b, ts_uint n0, ts_uint t) {
+    d[0] = d[2] = (float)b[n0 + 2 * t];
+    d[1] = d[3] = (float)b[n0 + 2 * t + 1];
+}
+
+// The residual token of window row r (in-window position r = iy * 8 + ix) on the shifted torus.
+TS_INLINE ts_uint window_token(const BlockArgs& p, ts_uint r) {
+    ts_uint wins_x = p.width / TS_WINDOW, win = ts_block_x();
+    ts_uint x = ((win % wins_x) * TS_WINDOW + r % TS_WINDOW + p.width - p.shift_x % p.width) % p.width;
+    ts_uint y = ((win / wins_x) * TS_WINDOW + r / TS_WINDOW + p.height - p.shift_y % p.height) % p.height;
+    return y * p.width + x;
+}
+
+template <int C>
+TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint warp, ts_uint g, ts_uint t) {
+    constexpr int KT = C / 16, H = C / 16;
+    TS_SHARED ts_uint keys[2][TS_WINDOW_TOKENS][TS_KEY_STRIDE / 2];  // pairs of halves
+    TS_SHARED __attribute__((aligned(16))) ts_half values[2][TS_HEAD_DIM][TS_VALUE_STRIDE];
+    TS_SHARED float bias[TS_MAX_HEADS * TS_RPB_ENTRIES];
+    for (ts_uint e = ts_thread_x(); e < H * TS_RPB_ENTRIES; e += TS_BLOCK_THREADS) bias[e] = (float)p.rpb[e];
+    ts_uint r0 = warp * 16 + g, r1 = r0 + 8;
+    // Query rows r0, r1 sit at (g, 2 warp) and (g, 2 warp + 1) of the window.
+    ts_uint iy0 = 2 * warp;
+#pragma unroll 1
+    for (int h = 0; h < H; h++) {
+        int buf = h & 1;
+        float q[2][4], k[2][4], v[2][4];
+#pragma unroll
+        for (int nt = 0; nt < 2; nt++) {
+            ts_uint n = 16 * h + 8 * nt;
+            bias_tile(q[nt], p.qkv_b, n, t);
+            bias_tile(k[nt], p.qkv_b, C + n, t);
+            bias_tile(v[nt], p.qkv_b, 2 * C + n, t);
+            ts_mma_rows<KT>(q[nt], an, p.qkv_w + (n + g) * C + 2 * t);
+            ts_mma_rows<KT>(k[nt], an, p.qkv_w + (C + n + g) * C + 2 * t);
+            ts_mma_rows<KT>(v[nt], an, p.qkv_w + (2 * C + n + g) * C + 2 * t);
+            ts_uint d = 8 * nt + 2 * t;
+            keys[buf][r0][d / 2] = ts_pack(k[nt][0], k[nt][1]);
+            keys[buf][r1][d / 2] = ts_pack(k[nt][2], k[nt][3]);
+            values[buf][d][r0] = (ts_half)v[nt][0];
+            values[buf][d + 1][r0] = (ts_half)v[nt][1];
+            values[buf][d][r1] = (ts_half)v[nt][2];
+            values[buf][d + 1][r1] = (ts_half)v[nt][3];
+        }
+        // Queries as an A tile, rounded to f16 like the unfused qkv output; 1/4 is exact.
+        ts_uint qa[4];
+        {
+            float lo[4] = {(float)(ts_half)q[0][0], (float)(ts_half)q[0][1], (float)(ts_half)q[0][2], (float)(ts_half)q[0][3]};
+            float hi[4] = {(float)(ts_half)q[1][0], (float)(ts_half)q[1][1], (float)(ts_half)q[1][2], (float)(ts_half)q[1][3]};
+            ts_c_to_a(qa, lo, hi, 0.25f, 0.25f);
+        }
+        ts_sync();
+        // Scores of the 64 keys: key j = 8 jt + 2t + e sits at (2t + e, jt).
+        float s[8][4];
+        float m0 = -3.4e38f, m1 = -3.4e38f;
+        const float* bh = bias + h * TS_RPB_ENTRIES;
+#pragma unroll
+        for (int jt = 0; jt < 8; jt++) {
+            s[jt][0] = s[jt][1] = s[jt][2] = s[jt][3] = 0.0f;
+            ts_mma(s[jt], qa, keys[buf][8 * jt + g][t], keys[buf][8 * jt + g][t + 4]);
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                ts_uint dx = g + 7 - (2 * t + e);
+                s[jt][e] += bh[(iy0 + 7 - jt) * 15 + dx];
+                s[jt][2 + e] += bh[(iy0 + 8 - jt) * 15 + dx];
+                m0 = ts_max(m0, s[jt][e]);
+                m1 = ts_max(m1, s[jt][2 + e]);
+            }
+        }
+        m0 = ts_quad_max(m0);
+        m1 = ts_quad_max(m1);
+        float l0 = 0.0f, l1 = 0.0f;
+#pragma unroll
+        for (int jt = 0; jt < 8; jt++) {
+            s[jt][0] = ts_exp(s[jt][0] - m0);
+            s[jt][1] = ts_exp(s[jt][1] - m0);
+            s[jt][2] = ts_exp(s[jt][2] - m1);
+            s[jt][3] = ts_exp(s[jt][3] - m1);
+            l0 += s[jt][0] + s[jt][1];
+            l1 += s[jt][2] + s[jt][3];
+        }
+        l0 = ts_quad_sum(l0);
+        l1 = ts_quad_sum(l1);
+        // O = P V over 4 key tiles, then normalised.
+        float o[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            ts_uint pa[4];
+            ts_c_to_a(pa, s[2 * kk], s[2 * kk + 1], 1.0f, 1.0f);
+#pragma unroll
+            for (int nt = 0; nt < 2; nt++) {
+                const ts_half* vr = &values[buf][8 * nt + g][16 * kk + 2 * t];
+                ts_mma(o[nt], pa, ts_ld2(vr), ts_ld2(vr + 8));
+            }
+        }
+        ts_uint oa[4];
+        ts_c_to_a(oa, o[0], o[1], 1.0f / l0, 1.0f / l1);
+        // x += O_h W_proj[:, 16h .. 16h + 16]^T
+#pragma unroll
+        for (int j = 0; j < C / 8; j++) {
+            const ts_half* w = p.proj_w + (8 * j + g) * C + 16 * h + 2 * t;
+            ts_mma(xr[j], oa, ts_ld2(w), ts_ld2(w + 8));
+        }
+    }
+}
+
+template <int C>
+TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint g, ts_uint t) {
+    constexpr int KT = C / 16;
+#pragma unroll 1
+    for (ts_uint hc = 0; hc < p.hidden / 16; hc++) {
+        float hh[2][4];
+#pragma unroll
+        for (int nt = 0; nt < 2; nt++) {
+            ts_uint n = 16 * hc + 8 * nt;
+            bias_tile(hh[nt], p.fc1_b, n, t);
+            ts_mma_rows<KT>(hh[nt], an, p.fc1_w + (n + g) * C + 2 * t);
+#pragma unroll
+            for (int e = 0; e < 4; e++) hh[nt][e] = ts_silu(hh[nt][e]);
+        }
+        ts_uint ha[4];
+        ts_c_to_a(ha, hh[0], hh[1], 1.0f, 1.0f);
+#pragma unroll
+        for (int j = 0; j < C / 8; j++) {
+            const ts_half* w = p.fc2_w + (8 * j + g) * p.hidden + 16 * hc + 2 * t;
+            ts_mma(xr[j], ha, ts_ld2(w), ts_ld2(w + 8));
+        }
+    }
+}
+
+template <int C>
+TS_INLINE void block_body(const BlockArgs& p) {
+    ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
+    ts_uint tok0 = window_token(p, warp * 16 + g), tok1 = window_token(p, warp * 16 + g + 8);
+    float xr[C / 8][4];
+#pragma unroll
+    for (int j = 0; j < C / 8; j++) {
+        ts_float2 a = *(const ts_float2*)(p.x + tok0 * C + 8 * j + 2 * t);
+        ts_float2 b = *(const ts_float2*)(p.x + tok1 * C + 8 * j + 2 * t);
+        xr[j][0] = a.x;
+        xr[j][1] = a.y;
+        xr[j][2] = b.x;
+        xr[j][3] = b.y;
+    }
+    ts_uint an[C / 16][4];
+    block_norm<C>(xr, p.norm1_w, p.norm1_b, t, an);
+#pragma unroll
+    for (int j = 0; j < C / 8; j++) {
+        float b[4];
+        bias_tile(b, p.proj_b, 8 * j, t);
+        for (int e = 0; e < 4; e++) xr[j][e] += b[e];
+    }
+    block_attention<C>(p, xr, an, warp, g, t);
+    block_norm<C>(xr, p.norm2_w, p.norm2_b, t, an);
+#pragma unroll
+    for (int j = 0; j < C / 8; j++) {
+        float b[4];
+        bias_tile(b, p.fc2_b, 8 * j, t);
+        for (int e = 0; e < 4; e++) xr[j][e] += b[e];
+    }
+    block_mlp<C>(p, xr, an, g, t);
+#pragma unroll
+    for (int j = 0; j < C / 8; j++) {
+        ts_float2 a = {xr[j][0], xr[j][1]}, b = {xr[j][2], xr[j][3]};
+        *(ts_float2*)(p.x + tok0 * C + 8 * j + 2 * t) = a;
+        *(ts_float2*)(p.x + tok1 * C + 8 * j + 2 * t) = b;
+    }
+}
+
+// One kernel per level width (multiples of 16 up to 8 heads): tessel_block_mma_c<C>.
+#define TS_BLOCK_MMA(C) \
+    TS_KERNEL TS_BOUNDS(TS_BLOCK_THREADS) void tessel_block_mma_c##C(BlockArgs p) { block_body<C>(p); }
+TS_BLOCK_MMA(16)
+TS_BLOCK_MMA(32)
+TS_BLOCK_MMA(48)
+TS_BLOCK_MMA(64)
+TS_BLOCK_MMA(80)
+TS_BLOCK_MMA(96)
+TS_BLOCK_MMA(112)
+TS_BLOCK_MMA(128)
+#endif

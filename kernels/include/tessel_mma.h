@@ -1,0 +1,70 @@
+// Matrix-core primitives for the network kernels, behind neutral names: one 16x16x16 f16 tile
+// product with f32 accumulation, in the register layout of the platform's matrix instruction,
+// and the few warp operations the fused kernels need around it. Only NVIDIA mma.sync
+// (m16n8k16, sm_80 and later) is written; a target without it defines no TS_HAS_MMA and its code
+// object holds no matrix kernels (hip-net then runs the portable kernels).
+//
+// Layouts (one warp of 32 lanes, g = lane / 4, t = lane % 4), PTX ISA "mma.m16n8k16":
+//   A (16x16, row-major), 4 registers of two halves: [0] row g, cols 2t..2t+1; [1] row g+8, the
+//     same cols; [2] row g, cols 2t+8..2t+9; [3] row g+8, cols 2t+8..2t+9.
+//   B (16x8, column-major), 2 registers: [0] rows 2t..2t+1 of col g; [1] rows 2t+8..2t+9.
+//   C/D (16x8, f32), 4 floats: [0..1] row g, cols 2t..2t+1; [2..3] row g+8, the same cols.
+// Two adjacent C tiles (cols 0-7 and 8-15), rounded to f16, are exactly one A tile: a result
+// feeds the next product without leaving registers (ts_c_to_a).
+#pragma once
+#include "tessel_gpu.h"
+
+#if defined(__NVPTX__) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define TS_HAS_MMA 1
+
+#define TS_INLINE TS_DEVICE __attribute__((always_inline))
+
+typedef _Float16 ts_half2 __attribute__((ext_vector_type(2)));
+typedef float ts_float2 __attribute__((ext_vector_type(2)));
+
+TS_DEVICE ts_uint ts_lane() { return __nvvm_read_ptx_sreg_laneid(); }
+
+// Two floats rounded to f16 and packed (lo in the low half).
+TS_DEVICE ts_uint ts_pack(float lo, float hi) {
+    ts_half2 h = {(ts_half)lo, (ts_half)hi};
+    return __builtin_bit_cast(ts_uint, h);
+}
+
+// Two adjacent halves (4-byte aligned) as one register.
+TS_DEVICE ts_uint ts_ld2(const ts_half* p) { return *(const ts_uint*)p; }
+
+// Sum and maximum over the four lanes of a row group (lanes 4g .. 4g+3).
+TS_DEVICE float ts_quad_sum(float v) {
+    v += __nvvm_shfl_sync_bfly_f32(0xffffffffu, v, 1, 0x1f);
+    v += __nvvm_shfl_sync_bfly_f32(0xffffffffu, v, 2, 0x1f);
+    return v;
+}
+TS_DEVICE float ts_quad_max(float v) {
+    v = ts_max(v, __nvvm_shfl_sync_bfly_f32(0xffffffffu, v, 1, 0x1f));
+    v = ts_max(v, __nvvm_shfl_sync_bfly_f32(0xffffffffu, v, 2, 0x1f));
+    return v;
+}
+
+// d += a * b: A 16x16 (4 registers), B 16x8 (2 registers), D 16x8 f32.
+TS_DEVICE void ts_mma(float d[4], const ts_uint a[4], ts_uint b0, ts_uint b1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// The A tile made of two C tiles (cols 0-7: lo, cols 8-15: hi), each scaled per row.
+TS_DEVICE void ts_c_to_a(ts_uint a[4], const float lo[4], const float hi[4], float row0, float row1) {
+    a[0] = ts_pack(lo[0] * row0, lo[1] * row0);
+    a[1] = ts_pack(lo[2] * row1, lo[3] * row1);
+    a[2] = ts_pack(hi[0] * row0, hi[1] * row0);
+    a[3] = ts_pack(hi[2] * row1, hi[3] * row1);
+}
+
+// d += A (KT tiles along k) * W^T for 8 output columns, W [out, in] f16 row-major in global
+// memory: `w` points at W[n0 + g][k0 + 2t] (the B layout reads two halves per register).
+template <int KT>
+TS_DEVICE void ts_mma_rows(float d[4], const ts_uint a[][4], const ts_half* w) {
+#pragma unroll
+    for (int kt = 0; kt < KT; kt++) ts_mma(d, a[kt], ts_ld2(w + 16 * kt), ts_ld2(w + 16 * kt + 8));
+}
+#endif
