@@ -6,6 +6,12 @@
 // buffered) and the relative-position bias live in shared memory: ~18 KiB at C = 96, within
 // the 48 KiB that every launch path allows (§8).
 //
+// Two variants take the network's ends along (docs/NETWORK.md §4): the first block of level 0
+// computes its input as the embedding of the token buffer (tessel_block_embed_mma_c<C>), and the
+// last computes the head (head_norm, head, the per-pixel head path) into the head buffer instead
+// of storing its residual (tessel_block_head_mma_c<C>); each saves a launch and a round trip of
+// the level-0 activations through memory.
+//
 // Per head h: q, k, v of the warp's 16 tokens; keys and transposed values to shared memory;
 // scores S = q k^T / 4 + rpb for 64 keys, softmax in f32, O = P V, and x += O W_proj[:, h]^T.
 // The MLP runs in chunks of 16 hidden channels: x += SiLU(LN2(x) W1[chunk]^T + b1) W2[:, chunk]^T.
@@ -28,12 +34,23 @@ struct BlockArgs {
     const ts_half* norm2_w;
     const ts_half* norm2_b;
     const ts_half* rpb;  // [c / 16][225]
+    // The network's ends (the embed and head variants only; zero otherwise).
+    const ts_half* tokens;    // the token buffer, [tokens][16 p] f16
+    const ts_half* embed_w;   // [c][16 p]
+    const ts_half* embed_b;
+    ts_half* head;            // the head buffer, [tokens][128] f16
+    const ts_half* head_norm_w;
+    const ts_half* head_norm_b;
+    const ts_half* head_w;    // [128][c]
+    const ts_half* head_b;
+    const ts_half* pixel_w;   // pixel_head.weight [8][p]; null: no per-pixel head path
+    const ts_half* pixel_b;
     ts_uint width;       // level grid, tokens
     ts_uint height;
     ts_uint shift_x;
     ts_uint shift_y;
     ts_uint hidden;      // MLP width, a multiple of 16
-    ts_uint pad;
+    ts_uint p;           // pixel embedding width (head variant: a multiple of 8)
 };
 
 #if defined(TS_HAS_MMA)
@@ -200,11 +217,24 @@ TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint a
     }
 }
 
-template <int C>
-TS_INLINE void block_body(const BlockArgs& p) {
-    ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
-    ts_uint tok0 = window_token(p, warp * 16 + g), tok1 = window_token(p, warp * 16 + g + 8);
-    float xr[C / 8][4];
+// The residual of the warp's rows: the level's stream, or (EMBED) the embedding of the tokens.
+template <int C, bool EMBED>
+TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t) {
+    if (EMBED) {
+        ts_uint in = TS_TOKEN_PIXELS * p.p;
+#pragma unroll
+        for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.embed_b, 8 * j, t);
+#pragma unroll 1
+        for (ts_uint k = 2 * t; k < in; k += 16) {
+            ts_uint a[4] = {ts_ld2(p.tokens + tok0 * in + k), ts_ld2(p.tokens + tok1 * in + k), ts_ld2(p.tokens + tok0 * in + k + 8), ts_ld2(p.tokens + tok1 * in + k + 8)};
+#pragma unroll
+            for (int j = 0; j < C / 8; j++) {
+                const ts_half* w = p.embed_w + (8 * j + g) * in + k;
+                ts_mma(xr[j], a, ts_ld2(w), ts_ld2(w + 8));
+            }
+        }
+        return;
+    }
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
         ts_float2 a = *(const ts_float2*)(p.x + tok0 * C + 8 * j + 2 * t);
@@ -214,6 +244,52 @@ TS_INLINE void block_body(const BlockArgs& p) {
         xr[j][2] = b.x;
         xr[j][3] = b.y;
     }
+}
+
+// The head of the warp's 16 tokens (HEAD variant): LayerNorm, 128 outputs, the per-pixel head
+// path (output tile nt is pixel nt of the token: one k = 8 product per P/8), rounded to f16,
+// staged in shared memory and written as whole 256-byte token rows.
+template <int C>
+TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t) {
+    constexpr int KT = C / 16, ROW_WORDS = TS_TOKEN_PIXELS * TS_HEAD_CHANNELS / 2;
+    TS_SHARED __attribute__((aligned(16))) ts_uint stage[TS_BLOCK_THREADS / 32][16][ROW_WORDS + 4];
+    block_norm<C>(xr, p.head_norm_w, p.head_norm_b, t, an);
+#pragma unroll 2
+    for (int nt = 0; nt < TS_TOKEN_PIXELS; nt++) {
+        float d[4];
+        bias_tile(d, p.head_b, 8 * nt, t);
+        ts_mma_rows<KT>(d, an, p.head_w + (8 * nt + g) * C + 2 * t);
+        if (p.pixel_w) {
+            float pb0 = (float)p.pixel_b[2 * t], pb1 = (float)p.pixel_b[2 * t + 1];
+            d[0] += pb0;
+            d[1] += pb1;
+            d[2] += pb0;
+            d[3] += pb1;
+            for (ts_uint q = 2 * t; q < p.p; q += 8) {
+                ts_uint a0 = ts_ld2(p.tokens + (tok0 * TS_TOKEN_PIXELS + nt) * p.p + q);
+                ts_uint a1 = ts_ld2(p.tokens + (tok1 * TS_TOKEN_PIXELS + nt) * p.p + q);
+                ts_mma_k8(d, a0, a1, ts_ld2(p.pixel_w + g * p.p + q));
+            }
+        }
+        stage[warp][g][4 * nt + t] = ts_pack(d[0], d[1]);
+        stage[warp][g + 8][4 * nt + t] = ts_pack(d[2], d[3]);
+    }
+    ts_warp_sync();
+    ts_uint lane = ts_lane();
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        ts_uint idx = i * 32 + lane, row = idx / 16, col = idx % 16;
+        ts_uint tok = window_token(p, warp * 16 + row);
+        ((ts_uint4*)(p.head + tok * TS_TOKEN_PIXELS * TS_HEAD_CHANNELS))[col] = ((const ts_uint4*)stage[warp][row])[col];
+    }
+}
+
+template <int C, bool EMBED, bool HEAD>
+TS_INLINE void block_body(const BlockArgs& p) {
+    ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
+    ts_uint tok0 = window_token(p, warp * 16 + g), tok1 = window_token(p, warp * 16 + g + 8);
+    float xr[C / 8][4];
+    block_load<C, EMBED>(p, xr, tok0, tok1, g, t);
     ts_uint an[C / 16][4];
     block_norm<C>(xr, p.norm1_w, p.norm1_b, t, an);
 #pragma unroll
@@ -231,6 +307,10 @@ TS_INLINE void block_body(const BlockArgs& p) {
         for (int e = 0; e < 4; e++) xr[j][e] += b[e];
     }
     block_mlp<C>(p, xr, an, g, t);
+    if (HEAD) {
+        block_head<C>(p, xr, an, warp, tok0, tok1, g, t);
+        return;
+    }
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
         ts_float2 a = {xr[j][0], xr[j][1]}, b = {xr[j][2], xr[j][3]};
@@ -239,9 +319,17 @@ TS_INLINE void block_body(const BlockArgs& p) {
     }
 }
 
-// One kernel per level width (multiples of 16 up to 8 heads): tessel_block_mma_c<C>.
+// One kernel per level width (multiples of 16 up to 8 heads): tessel_block_mma_c<C>; the
+// embed and head variants for the widths a first level takes (up to 64).
 #define TS_BLOCK_MMA(C) \
-    TS_KERNEL TS_BOUNDS(TS_BLOCK_THREADS) void tessel_block_mma_c##C(BlockArgs p) { block_body<C>(p); }
+    TS_KERNEL TS_BOUNDS(TS_BLOCK_THREADS) void tessel_block_mma_c##C(BlockArgs p) { block_body<C, false, false>(p); }
+#define TS_BLOCK_ENDS_MMA(C) \
+    TS_KERNEL TS_BOUNDS(TS_BLOCK_THREADS) void tessel_block_embed_mma_c##C(BlockArgs p) { block_body<C, true, false>(p); } \
+    TS_KERNEL TS_BOUNDS(TS_BLOCK_THREADS) void tessel_block_head_mma_c##C(BlockArgs p) { block_body<C, false, true>(p); }
+TS_BLOCK_ENDS_MMA(16)
+TS_BLOCK_ENDS_MMA(32)
+TS_BLOCK_ENDS_MMA(48)
+TS_BLOCK_ENDS_MMA(64)
 TS_BLOCK_MMA(16)
 TS_BLOCK_MMA(32)
 TS_BLOCK_MMA(48)

@@ -89,22 +89,57 @@ fn amd_metadata(notes: &str) -> Vec<Kernel> {
     out
 }
 
-/// Kernels of a PTX module with their static shared memory and maximum threads.
+/// `.shared .align 4 .b8 name[bytes];` → (name, bytes).
+fn shared_decl(line: &str) -> Option<(String, u64)> {
+    let l = line.trim();
+    if !l.starts_with(".shared") {
+        return None;
+    }
+    let decl = l.trim_end_matches(';').split_whitespace().last()?;
+    let (name, rest) = decl.split_once('[')?;
+    Some((name.to_string(), rest.trim_end_matches(']').parse().ok()?))
+}
+
+/// Kernels of a PTX module with their static shared memory and maximum threads. Shared
+/// variables used by one kernel are declared inside its body; those used by several (a helper
+/// instantiated in more than one kernel) at module scope, counted for each kernel naming them.
 fn ptx_metadata(ptx: &str) -> Vec<Kernel> {
     let mut out: Vec<Kernel> = Vec::new();
+    let mut module_shared: Vec<(String, u64)> = Vec::new();
+    let mut bodies: Vec<String> = Vec::new();
+    let mut depth = 0i32;
     for line in ptx.lines() {
         let l = line.trim();
         if let Some(rest) = l.strip_prefix(".visible .entry ").or_else(|| l.strip_prefix(".entry ")) {
             let name = rest.split('(').next().unwrap_or("").trim().to_string();
             out.push(Kernel { name, wavefront: 32, ..Default::default() });
-        } else if let Some(k) = out.last_mut() {
-            if let Some(rest) = l.strip_prefix(".maxntid") {
-                k.max_threads = rest.split(',').next().and_then(|v| v.trim().parse().ok()).unwrap_or(0);
-            } else if l.starts_with(".shared") {
-                // .shared .align 4 .b8 name[bytes];
-                if let Some(n) = l.split('[').nth(1).and_then(|s| s.split(']').next()).and_then(|s| s.parse::<u64>().ok()) {
-                    k.lds += n;
-                }
+            bodies.push(String::new());
+            continue;
+        }
+        if out.is_empty() || (depth == 0 && !l.starts_with('{') && !l.starts_with(".maxntid") && !l.starts_with(')') && !l.starts_with(".param")) {
+            if let Some(d) = shared_decl(l) {
+                module_shared.push(d);
+            }
+            if depth == 0 && !l.starts_with('{') {
+                continue;
+            }
+        }
+        let k = out.last_mut().unwrap();
+        depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
+        if let Some(rest) = l.strip_prefix(".maxntid") {
+            k.max_threads = rest.split(',').next().and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+        } else if let Some((_, n)) = shared_decl(l) {
+            k.lds += n;
+        } else {
+            let b = bodies.last_mut().unwrap();
+            b.push_str(l);
+            b.push('\n');
+        }
+    }
+    for (k, body) in out.iter_mut().zip(&bodies) {
+        for (name, bytes) in &module_shared {
+            if body.contains(name.as_str()) {
+                k.lds += bytes;
             }
         }
     }

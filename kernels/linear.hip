@@ -3,25 +3,7 @@
 // LayerNorm of each input row first, SiLU, residual add, f16 input / output rows, 2x2 merge
 // gather, 2x2 expand scatter added to the skip, the f16 head with the per-pixel head path.
 // One thread per token computes TS_LINEAR_OUTS outputs; blockIdx.y picks which.
-#include "tessel_gpu.h"
-
-struct LinearArgs {
-    const void* x;
-    void* y;
-    const ts_half* w;
-    const ts_half* b;
-    const ts_half* aux;    // MODE_HEAD: the token buffer (null: no per-pixel head path)
-    const ts_half* aux_w;  // MODE_HEAD: pixel_head.weight [8, p]
-    const ts_half* aux_b;  // MODE_HEAD: pixel_head.bias [8]
-    const ts_half* gamma;  // LAYER_NORM: weight [in]
-    const ts_half* beta;   // LAYER_NORM: bias [in]
-    ts_uint tokens;        // output tokens (MODE_EXPAND: input tokens)
-    ts_uint width;         // grid width in tokens: of the output (MERGE) or of the input (EXPAND)
-    ts_uint in;
-    ts_uint out;
-    ts_uint p;             // pixel embedding width
-    ts_uint flags;
-};
+#include "tessel_linear.h"
 
 TS_DEVICE float linear_input(const LinearArgs& a, ts_uint mode, ts_uint t, ts_uint i) {
     if (mode == TS_MODE_MERGE) {

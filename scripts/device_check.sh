@@ -73,7 +73,7 @@ TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2
 
 if [ "$mode" != quick ]; then
   soak vulkan 3840x2160
-  soak hip 2560x1440
+  soak hip 3840x2160
 fi
 echo
 echo "device_check: $([ $fail = 0 ] && echo all passed || echo SOME FAILED)"

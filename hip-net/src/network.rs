@@ -178,6 +178,38 @@ impl Network {
         Ok(out)
     }
 
+    /// GPU milliseconds of each launch (events around each, launched directly), the median over
+    /// `frames` evaluations after one warm-up: (label, kernel, ms) in plan order.
+    pub fn profile(&self, frames: usize) -> Result<Vec<(String, &'static str, f32)>> {
+        let events = (0..=self.plan.len()).map(|_| Event::new(&self.ctx)).collect::<Result<Vec<_>>>()?;
+        let mut times = vec![Vec::with_capacity(frames); self.plan.len()];
+        for f in 0..=frames {
+            events[0].record(&self.stream)?;
+            for (i, l) in self.plan.iter().enumerate() {
+                let mut bytes = l.arg_bytes(f);
+                let mut params = [bytes.as_mut_ptr() as *mut c_void];
+                // As in `enqueue`: the argument bytes match the kernel's struct parameter.
+                unsafe { self.functions[l.kernel].launch(&self.stream, l.grid, l.block, 0, &mut params)? };
+                events[i + 1].record(&self.stream)?;
+            }
+            events[self.plan.len()].synchronize()?;
+            if f > 0 {
+                for (i, t) in times.iter_mut().enumerate() {
+                    t.push(Event::elapsed_ms(&events[i], &events[i + 1])?);
+                }
+            }
+        }
+        Ok(self
+            .plan
+            .iter()
+            .zip(times)
+            .map(|(l, mut t)| {
+                t.sort_by(|a, b| a.total_cmp(b));
+                (l.label.clone(), l.kernel, t[t.len() / 2])
+            })
+            .collect())
+    }
+
     /// Whether frames launch captured graphs (else the plan is enqueued launch by launch).
     pub fn uses_graphs(&self) -> bool {
         !self.graphs.is_empty()

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use tessel_kernels::BlockEnds;
 use tessel_model::config::{BlockSpec, NetOp, NetworkConfig, TokenGrid, HEAD_DIM, WINDOW_TOKENS};
 use vk_stages::model::{Layers, LinearSpec};
 use tessel_model::shifts::window_shift;
@@ -62,7 +63,7 @@ pub struct AttentionArgs {
 }
 const _: () = assert!(std::mem::size_of::<AttentionArgs>() == 48);
 
-/// `BlockArgs` of kernels/block_mma.hip (136 bytes).
+/// `BlockArgs` of kernels/block_mma.hip (216 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BlockArgs {
@@ -80,14 +81,24 @@ pub struct BlockArgs {
     pub norm2_w: u64,
     pub norm2_b: u64,
     pub rpb: u64,
+    pub tokens: u64,
+    pub embed_w: u64,
+    pub embed_b: u64,
+    pub head: u64,
+    pub head_norm_w: u64,
+    pub head_norm_b: u64,
+    pub head_w: u64,
+    pub head_b: u64,
+    pub pixel_w: u64,
+    pub pixel_b: u64,
     pub width: u32,
     pub height: u32,
     pub shift_x: u32,
     pub shift_y: u32,
     pub hidden: u32,
-    pub _pad: u32,
+    pub p: u32,
 }
-const _: () = assert!(std::mem::size_of::<BlockArgs>() == 136);
+const _: () = assert!(std::mem::size_of::<BlockArgs>() == 216);
 
 /// Threads of the fused block kernel: four warps, 16 tokens each.
 pub const BLOCK_MMA_THREADS: u32 = 128;
@@ -190,18 +201,40 @@ impl Builder<'_> {
             p: self.cfg.pixel_embed as u32,
             flags: flags_of(l),
         };
-        let grid = ((tokens as u32).div_ceil(BLOCK_TOKENS), l.out / LINEAR_OUTS, 1);
-        self.out.push(Launch { label: prefix.to_string(), kernel: "tessel_linear", grid, block: (BLOCK_TOKENS, 1, 1), args: Args::Linear(a) });
+        let label = prefix.to_string();
+        match tessel_kernels::linear_kernel(l.inp as usize, l.out as usize).filter(|_| self.matrix) {
+            // Four warps of 16 tokens per workgroup, every output in one pass.
+            Some(kernel) => self.out.push(Launch { label, kernel, grid: ((tokens as u32).div_ceil(64), 1, 1), block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Linear(a) }),
+            None => {
+                let grid = ((tokens as u32).div_ceil(BLOCK_TOKENS), l.out / LINEAR_OUTS, 1);
+                self.out.push(Launch { label, kernel: "tessel_linear", grid, block: (BLOCK_TOKENS, 1, 1), args: Args::Linear(a) });
+            }
+        }
     }
 
-    fn block(&mut self, b: &BlockSpec) {
+    /// The fused matrix-core kernel for a block with these ends, if the plan uses matrix
+    /// kernels and one exists (the head variant also needs P a multiple of 8).
+    fn fused(&self, b: &BlockSpec, ends: BlockEnds) -> Option<&'static str> {
+        if !self.matrix || (ends != BlockEnds::Inner && b.level != 0) || (ends == BlockEnds::Head && self.cfg.pixel_embed % 8 != 0) {
+            return None;
+        }
+        tessel_kernels::block_kernel(self.cfg.channels[b.level], self.layers.fc1[b.level].out as usize, ends)
+    }
+
+    /// A block: one fused launch (taking the embedding or the head along with `ends`), or the
+    /// five portable launches (only with `BlockEnds::Inner`).
+    fn block(&mut self, b: &BlockSpec, ends: BlockEnds) {
         let (l, n) = (b.level, b.name.as_str());
         let c = self.cfg.channels[l];
         let (w, h) = self.grid.level_dims(l);
         let t = w * h;
         let hidden = self.layers.fc1[l].out as usize;
-        if let Some(kernel) = tessel_kernels::block_kernel(c, hidden).filter(|_| self.matrix) {
+        if let Some(kernel) = self.fused(b, ends) {
             let p = |s: &str| self.t(&format!("{n}.{s}"));
+            let embed = ends == BlockEnds::Embed;
+            let head = ends == BlockEnds::Head;
+            let pixel = head && self.cfg.pixel_head;
+            let when = |on: bool, name: &str| if on { self.t(name) } else { 0 };
             let a = BlockArgs {
                 x: self.bufs.x[l],
                 qkv_w: p("qkv.weight"),
@@ -217,15 +250,32 @@ impl Builder<'_> {
                 norm2_w: p("norm2.weight"),
                 norm2_b: p("norm2.bias"),
                 rpb: p("rpb"),
+                tokens: if embed || pixel { self.bufs.tokens } else { 0 },
+                embed_w: when(embed, "embed.weight"),
+                embed_b: when(embed, "embed.bias"),
+                head: if head { self.bufs.head } else { 0 },
+                head_norm_w: when(head, "head_norm.weight"),
+                head_norm_b: when(head, "head_norm.bias"),
+                head_w: when(head, "head.weight"),
+                head_b: when(head, "head.bias"),
+                pixel_w: when(pixel, "pixel_head.weight"),
+                pixel_b: when(pixel, "pixel_head.bias"),
                 width: w as u32,
                 height: h as u32,
                 hidden: hidden as u32,
+                p: self.cfg.pixel_embed as u32,
                 ..Default::default()
             };
             let grid = ((t / WINDOW_TOKENS) as u32, 1, 1);
-            self.out.push(Launch { label: n.to_string(), kernel, grid, block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Block(a, b.layer) });
+            let label = match ends {
+                BlockEnds::Inner => n.to_string(),
+                BlockEnds::Embed => format!("embed+{n}"),
+                BlockEnds::Head => format!("{n}+head"),
+            };
+            self.out.push(Launch { label, kernel, grid, block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Block(a, b.layer) });
             return;
         }
+        assert_eq!(ends, BlockEnds::Inner, "{n}: no fused kernel takes the network's ends");
         let (x, qkv, attn, hid) = (self.bufs.x[l], self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
         let (lq, lp, l1, l2) = (self.layers.qkv[l], self.layers.proj[l], self.layers.fc1[l], self.layers.fc2[l]);
         self.linear(&lq, &format!("{n}.qkv"), x, qkv, t, w, Some(&format!("{n}.norm1")));
@@ -243,13 +293,30 @@ impl Builder<'_> {
 pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &HashMap<String, u64>, matrix: bool) -> Vec<Launch> {
     let mut b = Builder { cfg, layers: Layers::new(cfg), grid, bufs, tensors, matrix, out: Vec::new() };
     let (w0, h0) = grid.level_dims(0);
-    for op in cfg.ops() {
-        match op {
+    let ops = cfg.ops();
+    let mut i = 0;
+    while i < ops.len() {
+        // The embedding and the head go into the neighbouring level-0 block where a fused kernel
+        // takes them (a block takes one end at most).
+        match (&ops[i], ops.get(i + 1)) {
+            (NetOp::Embed, Some(NetOp::Block(bs))) if b.fused(bs, BlockEnds::Embed).is_some() => {
+                b.block(bs, BlockEnds::Embed);
+                i += 2;
+                continue;
+            }
+            (NetOp::Block(bs), Some(NetOp::Head)) if b.fused(bs, BlockEnds::Head).is_some() && !matches!(i.checked_sub(1).map(|j| &ops[j]), Some(NetOp::Embed)) => {
+                b.block(bs, BlockEnds::Head);
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        match ops[i].clone() {
             NetOp::Embed => {
                 let l = b.layers.embed;
                 b.linear(&l, "embed", bufs.tokens, bufs.x[0], w0 * h0, w0, None);
             }
-            NetOp::Block(bs) => b.block(&bs),
+            NetOp::Block(bs) => b.block(&bs, BlockEnds::Inner),
             NetOp::Merge(l) => {
                 let (w1, h1) = grid.level_dims(l + 1);
                 let spec = b.layers.merge[l];
@@ -265,6 +332,7 @@ pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &Ha
                 b.linear(&l, "head", bufs.x[0], bufs.head, w0 * h0, w0, Some("head_norm"));
             }
         }
+        i += 1;
     }
     b.out
 }
@@ -317,23 +385,45 @@ mod tests {
         let bufs = Buffers { tokens: 1, head: 2, x: vec![10, 11, 12], qkv: 20, attn: 21, hidden: 22 };
         let tensors = fake_tensors(&cfg);
         let plan = build(&cfg, &g, &bufs, &tensors, true);
-        assert_eq!(plan.len(), 1 + 8 + 2 + 2 + 1);
+        // The embedding and the head ride in the first and last blocks.
+        let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(labels, ["embed+enc0.0", "merge1", "enc1.0", "enc1.1", "merge2", "mid.0", "mid.1", "expand2", "dec1.0", "dec1.1", "expand1", "dec0.0+head"]);
         let b = plan.iter().find(|l| l.label == "mid.1").unwrap();
         assert_eq!((b.kernel, b.grid, b.block), ("tessel_block_mma_c96", ((240 * 136 / 64) as u32, 1, 1), (128, 1, 1)));
         let Args::Block(a, layer) = b.args else { panic!() };
-        assert_eq!((a.x, a.hidden, a.width, a.height, layer), (12, 192, 240, 136, 4));
+        assert_eq!((a.x, a.hidden, a.width, a.height, a.p, layer), (12, 192, 240, 136, 8, 4));
         assert_eq!(a.rpb, tensors["mid.1.rpb"]);
         assert_eq!(a.fc2_w, tensors["mid.1.fc2.weight"]);
-        // mid.1 is layer 4: at phase 3 its shift is (1, 7); x, then 13 pointers, then the shifts.
+        assert_eq!((a.tokens, a.head, a.embed_w, a.head_w, a.pixel_w), (0, 0, 0, 0, 0), "an inner block takes no ends");
+        // mid.1 is layer 4: at phase 3 its shift is (1, 7); 24 pointers, then the level size and
+        // the shifts.
         let bytes = b.arg_bytes(3);
-        assert_eq!(bytes.len(), 136);
-        assert_eq!(u32::from_le_bytes(bytes[120..124].try_into().unwrap()), 1);
-        assert_eq!(u32::from_le_bytes(bytes[124..128].try_into().unwrap()), 7);
+        assert_eq!(bytes.len(), 216);
+        assert_eq!(u32::from_le_bytes(bytes[200..204].try_into().unwrap()), 1);
+        assert_eq!(u32::from_le_bytes(bytes[204..208].try_into().unwrap()), 7);
+        let first = &plan[0];
+        let Args::Block(e, 0) = first.args else { panic!() };
+        assert_eq!((first.kernel, e.tokens, e.embed_w, e.head), ("tessel_block_embed_mma_c32", 1, tensors["embed.weight"], 0));
+        let last = plan.last().unwrap();
+        let Args::Block(h, 7) = last.args else { panic!() };
+        assert_eq!((last.kernel, h.tokens, h.head, h.head_w, h.pixel_w), ("tessel_block_head_mma_c32", 1, 2, tensors["head.weight"], tensors["pixel_head.weight"]));
         // A width without a fused kernel keeps the five portable launches.
         let odd = NetworkConfig { channels: vec![40, 48, 96], ..cfg.clone() };
         let g = TokenGrid::new(&odd, 640, 360);
         let plan = build(&odd, &g, &bufs, &fake_tensors(&odd), true);
         assert!(plan.iter().any(|l| l.label == "enc0.0.attention"));
         assert!(plan.iter().any(|l| l.label == "enc1.0" && l.kernel == "tessel_block_mma_c48"));
+        // The layers outside the blocks take the matrix-core linear kernel of their input width.
+        let kernel = |p: &[Launch], label: &str| p.iter().find(|l| l.label == label).unwrap().kernel;
+        let plan = build(&cfg, &TokenGrid::new(&cfg, 3840, 2160), &bufs, &tensors, true);
+        assert_eq!(kernel(&plan, "merge2"), "tessel_linear_mma_k256");
+        assert_eq!(kernel(&plan, "expand1"), "tessel_linear_mma_k128");
+        // Level 0 at 128 channels has no fused ends: embed and head are linear launches.
+        let wide = NetworkConfig { channels: vec![128, 128, 128], ..cfg.clone() };
+        let plan = build(&wide, &TokenGrid::new(&wide, 3840, 2160), &bufs, &fake_tensors(&wide), true);
+        assert_eq!(kernel(&plan, "embed"), "tessel_linear_mma_k128");
+        assert_eq!(kernel(&plan, "enc0.0"), "tessel_block_mma_c128");
+        let head = plan.last().unwrap();
+        assert_eq!((head.label.as_str(), head.kernel, head.grid, head.block), ("head", "tessel_linear_mma_k128", ((960 * 544u32).div_ceil(64), 1, 1), (128, 1, 1)));
     }
 }

@@ -75,6 +75,10 @@ fn native_network_gpu_time() {
         net.evaluate(&f16_bytes(&tokens), 0, &mut head).unwrap();
         if out.0 == 3840 {
             report_kernels(&net);
+            println!("per launch at {}x{} (median of 20, events around each):", out.0, out.1);
+            for (label, kernel, ms) in net.profile(20).unwrap() {
+                println!("  {label:<14} {kernel:<24} {ms:.3} ms");
+            }
         }
         let direct = median(net.time(10, 100).unwrap());
         net.build_graphs().unwrap();

@@ -52,6 +52,17 @@ TS_DEVICE void ts_mma(float d[4], const ts_uint a[4], ts_uint b0, ts_uint b1) {
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// d += a * b with k = 8: A 16x8 (2 registers: row g and row g+8, cols 2t..2t+1), B 8x8 (one).
+TS_DEVICE void ts_mma_k8(float d[4], ts_uint a0, ts_uint a1, ts_uint b) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(b));
+}
+
+TS_DEVICE void ts_warp_sync() { __nvvm_bar_warp_sync(0xffffffffu); }
+
+typedef ts_uint ts_uint4 __attribute__((ext_vector_type(4)));
+
 // The A tile made of two C tiles (cols 0-7: lo, cols 8-15: hi), each scaled per row.
 TS_DEVICE void ts_c_to_a(ts_uint a[4], const float lo[4], const float hi[4], float row0, float row1) {
     a[0] = ts_pack(lo[0] * row0, lo[1] * row0);

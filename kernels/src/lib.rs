@@ -45,18 +45,57 @@ include!(concat!(env!("OUT_DIR"), "/objects.rs"));
 /// The portable kernels: every code object holds them, and they compute the whole network.
 pub const KERNELS: &[&str] = &["tessel_attention", "tessel_linear"];
 
-/// The fused window block on matrix cores (kernels/block_mma.hip), one kernel per level width:
-/// multiples of 16 channels up to 8 heads.
-pub const BLOCK_MMA: &[(usize, &str)] = &[
-    (16, "tessel_block_mma_c16"),
-    (32, "tessel_block_mma_c32"),
-    (48, "tessel_block_mma_c48"),
-    (64, "tessel_block_mma_c64"),
-    (80, "tessel_block_mma_c80"),
-    (96, "tessel_block_mma_c96"),
-    (112, "tessel_block_mma_c112"),
-    (128, "tessel_block_mma_c128"),
+/// What a fused block kernel does besides the block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockEnds {
+    /// Only the block: the level's residual stream in and out.
+    Inner,
+    /// The first block of level 0: its input is the embedding of the token buffer.
+    Embed,
+    /// The last block of level 0: it ends in the head (head_norm, head, per-pixel path) written
+    /// to the head buffer.
+    Head,
+}
+
+/// The fused window block on matrix cores (kernels/block_mma.hip), one kernel per level width
+/// (multiples of 16 channels up to 8 heads) and variant; the embed and head variants exist for
+/// widths up to 64.
+pub const BLOCK_MMA: &[(usize, BlockEnds, &str)] = &[
+    (16, BlockEnds::Inner, "tessel_block_mma_c16"),
+    (32, BlockEnds::Inner, "tessel_block_mma_c32"),
+    (48, BlockEnds::Inner, "tessel_block_mma_c48"),
+    (64, BlockEnds::Inner, "tessel_block_mma_c64"),
+    (80, BlockEnds::Inner, "tessel_block_mma_c80"),
+    (96, BlockEnds::Inner, "tessel_block_mma_c96"),
+    (112, BlockEnds::Inner, "tessel_block_mma_c112"),
+    (128, BlockEnds::Inner, "tessel_block_mma_c128"),
+    (16, BlockEnds::Embed, "tessel_block_embed_mma_c16"),
+    (16, BlockEnds::Head, "tessel_block_head_mma_c16"),
+    (32, BlockEnds::Embed, "tessel_block_embed_mma_c32"),
+    (32, BlockEnds::Head, "tessel_block_head_mma_c32"),
+    (48, BlockEnds::Embed, "tessel_block_embed_mma_c48"),
+    (48, BlockEnds::Head, "tessel_block_head_mma_c48"),
+    (64, BlockEnds::Embed, "tessel_block_embed_mma_c64"),
+    (64, BlockEnds::Head, "tessel_block_head_mma_c64"),
 ];
+
+/// Every linear layer outside the blocks on matrix cores (kernels/linear_mma.hip), by the
+/// widest input each takes.
+pub const LINEAR_MMA: &[(usize, &str)] = &[(128, "tessel_linear_mma_k128"), (256, "tessel_linear_mma_k256"), (512, "tessel_linear_mma_k512")];
+
+/// The matrix-core linear kernel for a layer of `inp` inputs and `out` outputs: inputs a
+/// multiple of 16 up to 512, outputs a multiple of 8.
+pub fn linear_kernel(inp: usize, out: usize) -> Option<&'static str> {
+    if inp == 0 || inp % 16 != 0 || out == 0 || out % 8 != 0 {
+        return None;
+    }
+    LINEAR_MMA.iter().find(|(k, _)| inp <= *k).map(|(_, n)| *n)
+}
+
+/// Every matrix-core kernel (the code objects of targets with a matrix path hold all of them).
+pub fn matrix_kernels() -> impl Iterator<Item = &'static str> {
+    BLOCK_MMA.iter().map(|(_, _, k)| *k).chain(LINEAR_MMA.iter().map(|(_, k)| *k))
+}
 
 /// A matrix-core instruction family that tessel has kernels for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,18 +121,18 @@ pub fn matrix_path(target: &str) -> Option<Matrix> {
 }
 
 /// The fused-block kernel for a level width with an MLP of `hidden` channels, where one exists.
-pub fn block_kernel(channels: usize, hidden: usize) -> Option<&'static str> {
+pub fn block_kernel(channels: usize, hidden: usize, ends: BlockEnds) -> Option<&'static str> {
     if hidden == 0 || hidden % 16 != 0 {
         return None;
     }
-    BLOCK_MMA.iter().find(|(c, _)| *c == channels).map(|(_, k)| *k)
+    BLOCK_MMA.iter().find(|(c, e, _)| *c == channels && *e == ends).map(|(_, _, k)| *k)
 }
 
 /// Every kernel a target's code object holds: the portable ones, and its matrix-core kernels.
 pub fn kernels_for(target: &str) -> Vec<&'static str> {
     let mut out = KERNELS.to_vec();
     if matrix_path(target).is_some() {
-        out.extend(BLOCK_MMA.iter().map(|(_, k)| *k));
+        out.extend(matrix_kernels());
     }
     out
 }
@@ -136,9 +175,9 @@ pub fn expected_wavefront(target: &str) -> u32 {
 /// spills, wavefront.
 pub fn markdown_table() -> String {
     let mut s = String::from("| kernel | target | VGPRs | SGPRs | LDS bytes | scratch bytes | spills (VGPR/SGPR) | wavefront | max threads |\n|---|---|---|---|---|---|---|---|---|\n");
-    for name in KERNELS.iter().chain(BLOCK_MMA.iter().map(|(_, k)| k)) {
+    for name in KERNELS.iter().copied().chain(matrix_kernels()) {
         for c in CODE_OBJECTS {
-            if let Some(k) = c.kernels.iter().find(|k| k.name == *name) {
+            if let Some(k) = c.kernels.iter().find(|k| k.name == name) {
                 let regs = |v: u32| if c.platform == Platform::Nvidia { "(JIT)".to_string() } else { v.to_string() };
                 s.push_str(&format!(
                     "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",

@@ -1,7 +1,7 @@
 //! Static checks of every embedded code object (no GPU needed): completeness, wavefront size,
 //! shared memory within the target's limit, no scratch or spills, and docs/KERNELS.md current.
 
-use tessel_kernels::{block_kernel, code_object, expected_wavefront, kernels_for, lds_limit, markdown_table, matrix_path, ptx_for, Matrix, Platform, BLOCK_MMA, CODE_OBJECTS, KERNELS};
+use tessel_kernels::{block_kernel, linear_kernel, BlockEnds, code_object, expected_wavefront, kernels_for, lds_limit, markdown_table, matrix_path, ptx_for, Matrix, Platform, BLOCK_MMA, CODE_OBJECTS, KERNELS};
 
 const AMD: &[&str] = &["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201", "gfx90a", "gfx942"];
 
@@ -69,16 +69,28 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
     for t in AMD.iter().chain(["sm_75"].iter()) {
         assert_eq!(matrix_path(t), None, "{t}");
     }
-    assert_eq!(block_kernel(96, 192), Some("tessel_block_mma_c96"));
-    assert_eq!(block_kernel(40, 80), None, "not a multiple of 16");
-    assert_eq!(block_kernel(144, 288), None, "more than 8 heads");
-    assert_eq!(block_kernel(32, 40), None, "hidden not a multiple of 16");
+    assert_eq!(block_kernel(96, 192, BlockEnds::Inner), Some("tessel_block_mma_c96"));
+    assert_eq!(block_kernel(32, 64, BlockEnds::Embed), Some("tessel_block_embed_mma_c32"));
+    assert_eq!(block_kernel(32, 64, BlockEnds::Head), Some("tessel_block_head_mma_c32"));
+    assert_eq!(block_kernel(96, 192, BlockEnds::Head), None, "no head variant above 64 channels");
+    assert_eq!(block_kernel(40, 80, BlockEnds::Inner), None, "not a multiple of 16");
+    assert_eq!(block_kernel(144, 288, BlockEnds::Inner), None, "more than 8 heads");
+    assert_eq!(block_kernel(32, 40, BlockEnds::Inner), None, "hidden not a multiple of 16");
+    assert_eq!(linear_kernel(128, 32), Some("tessel_linear_mma_k128"));
+    assert_eq!(linear_kernel(192, 96), Some("tessel_linear_mma_k256"));
+    assert_eq!(linear_kernel(384, 96), Some("tessel_linear_mma_k512"));
+    assert_eq!(linear_kernel(520, 96), None, "wider than 512");
+    assert_eq!(linear_kernel(40, 96), None, "inputs not a multiple of 16");
+    assert_eq!(linear_kernel(32, 20), None, "outputs not a multiple of 8");
     // The fused block keeps keys and values (double buffered) and the bias in shared memory:
-    // 2 x 64 x 12 words + 2 x 16 x 72 halves + 8 x 225 floats, at every width.
+    // 2 x 64 x 12 words + 2 x 16 x 72 halves + 8 x 225 floats, at every width; the head variant
+    // stages its 4 warps' 16 head rows (64 words + 4 of padding each) for whole-row stores.
     let sm90 = code_object("sm_90").unwrap();
-    for (_, k) in BLOCK_MMA {
+    for (_, ends, k) in BLOCK_MMA {
         let info = sm90.kernels.iter().find(|i| i.name == *k).unwrap();
-        assert_eq!(info.lds, 2 * 64 * 12 * 4 + 2 * 16 * 72 * 2 + 8 * 225 * 4, "{k}");
+        let stage = if *ends == BlockEnds::Head { 4 * 16 * 68 * 4 } else { 0 };
+        assert_eq!(info.lds, 2 * 64 * 12 * 4 + 2 * 16 * 72 * 2 + 8 * 225 * 4 + stage, "{k}");
+        assert!(info.lds <= 48 * 1024, "{k}");
         assert_eq!(info.max_threads, 128, "{k}");
     }
 }

@@ -146,10 +146,20 @@ pub fn open_backend(
         }
         NetworkChoice::Auto => {
             let pkg = model.ok_or_else(no_model)?;
-            // The native network loses to Vulkan's today (portable kernels only): auto takes
-            // Vulkan and says what it found of HIP.
-            let why = format!("auto -> (hip: {}) ", crate::cli::hip::status());
-            let vk = vulkan_device().map_err(anyhow::Error::msg).and_then(|s| open_vulkan(&s, pkg, settings, capacity, output, &why));
+            // The native network with fused matrix-core kernels is the faster one (BENCHMARKS.md:
+            // 1.49 ms against Vulkan's 6.53 ms at 3840x2160 on the H200); with portable kernels
+            // only, it is the slower one. Auto takes hip where the fused kernels run, else Vulkan,
+            // and says why either way; a hip that fails to open falls back to Vulkan, saying why.
+            let vk = vulkan_device().map_err(anyhow::Error::msg).and_then(|s| {
+                let why = match crate::cli::hip::matrix_for(&s) {
+                    Ok(m) => match open_hip(&s, pkg, settings, capacity, output, &format!("auto -> (fused {} kernels, the faster network) ", m.describe())) {
+                        Ok(b) => return Ok(b),
+                        Err(e) => format!("auto -> (hip failed to open: {}) ", one_line(&format!("{e:#}"))),
+                    },
+                    Err(why) => format!("auto -> (hip: {why}) "),
+                };
+                open_vulkan(&s, pkg, settings, capacity, output, &why)
+            });
             match vk {
                 Ok(b) => Ok(b),
                 Err(e) => Ok(open_cpu(pkg, settings, output, &format!("auto -> cpu (no Vulkan: {}); ", one_line(&format!("{e:#}"))))),

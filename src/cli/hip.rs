@@ -56,19 +56,20 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
     Ok(Box::new(VulkanBackend { runner, label, model: pkg.name.clone(), name: "hip" }))
 }
 
-/// One line on the native network for `auto` and `info`: what loads, or why nothing does.
-pub fn status() -> String {
-    match runtime() {
-        Ok(rt) => format!("{} present; its network has portable kernels only, slower than Vulkan's", rt.describe()),
-        // The first clause: the full list of what was tried is in `--network hip`'s error.
-        Err(e) => {
-            let text = e.to_string();
-            let short = if text.contains("HIP runtime not present") && text.contains("CUDA driver not present") {
-                "HIP runtime not present (neither libamdhip64 nor libcuda loads)".to_string()
-            } else {
-                text.split_whitespace().collect::<Vec<_>>().join(" ")
-            };
-            short
-        }
+/// Whether the native network would run fused matrix-core kernels on the Vulkan device
+/// `shared` (the runtime loads, the device matches by UUID, its code object has them and
+/// TESSEL_HIP_MATRIX is not 0), or why not, in a few words.
+pub fn matrix_for(shared: &DeviceShared) -> std::result::Result<tessel_kernels::Matrix, String> {
+    let rt = runtime().map_err(|e| one_line(&e.to_string()))?;
+    let ctx = Context::new(&rt, shared.caps.uuid).map_err(|e| one_line(&e.to_string()))?;
+    let object = hip_net::code_object_for(&ctx.device().arch).map_err(|e| e.to_string())?;
+    if std::env::var("TESSEL_HIP_MATRIX").is_ok_and(|v| v == "0") {
+        return Err("matrix kernels off (TESSEL_HIP_MATRIX=0); the portable kernels are slower than Vulkan's network".into());
     }
+    tessel_kernels::matrix_path(object.target).ok_or_else(|| format!("no matrix kernels for {}; the portable kernels are slower than Vulkan's network", ctx.device().arch))
 }
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+

@@ -25,10 +25,12 @@ pub fn info(model: Option<&Path>) -> Result<()> {
     say!("tessel {}", env!("CARGO_PKG_VERSION"));
     say!("backends: cpu reference (f32, {} threads) | vulkan: see below | hip: see below", rayon::current_num_threads());
     say!("hip: {}", hip_net::runtime_status());
+    let matrix: Vec<String> = tessel_kernels::CODE_OBJECTS.iter().filter_map(|c| tessel_kernels::matrix_path(c.target).map(|m| format!("{} ({})", c.target, m.describe()))).collect();
     say!(
-        "hip kernels: {} code objects ({})",
+        "hip kernels: {} code objects ({}); fused matrix-core kernels in {}, portable kernels only elsewhere",
         tessel_kernels::CODE_OBJECTS.len(),
-        tessel_kernels::CODE_OBJECTS.iter().map(|c| c.target).collect::<Vec<_>>().join(", ")
+        tessel_kernels::CODE_OBJECTS.iter().map(|c| c.target).collect::<Vec<_>>().join(", "),
+        matrix.join(", ")
     );
     vulkan_lines();
     let Some(pkg) = find_model(model)? else {
