@@ -19,6 +19,8 @@
 // activations; f32 scores, softmax and accumulation.
 #include "tessel_mma.h"
 
+// Weight matrices in fragment order (include/tessel_mma.h, hip-net/src/weights.rs);
+// vectors (biases, LayerNorm, rpb) as stored.
 struct BlockArgs {
     float* x;  // [tokens][c], the level's residual stream, updated in place
     const ts_half* qkv_w;
@@ -43,7 +45,7 @@ struct BlockArgs {
     const ts_half* head_norm_b;
     const ts_half* head_w;    // [128][c]
     const ts_half* head_b;
-    const ts_half* pixel_w;   // pixel_head.weight [8][p]; null: no per-pixel head path
+    const ts_half* pixel_w;   // pixel_head.weight [8][p] in k = 8 fragment order; null: no per-pixel head path
     const ts_half* pixel_b;
     ts_uint width;       // level grid, tokens
     ts_uint height;
@@ -120,9 +122,9 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
             bias_tile(q[nt], p.qkv_b, n, t);
             bias_tile(k[nt], p.qkv_b, C + n, t);
             bias_tile(v[nt], p.qkv_b, 2 * C + n, t);
-            ts_mma_rows<KT>(q[nt], an, p.qkv_w + (n + g) * C + 2 * t);
-            ts_mma_rows<KT>(k[nt], an, p.qkv_w + (C + n + g) * C + 2 * t);
-            ts_mma_rows<KT>(v[nt], an, p.qkv_w + (2 * C + n + g) * C + 2 * t);
+            ts_mma_frag<KT>(q[nt], an, ts_frag(p.qkv_w, n / 8, KT, 0));
+            ts_mma_frag<KT>(k[nt], an, ts_frag(p.qkv_w, (C + n) / 8, KT, 0));
+            ts_mma_frag<KT>(v[nt], an, ts_frag(p.qkv_w, (2 * C + n) / 8, KT, 0));
             ts_uint d = 8 * nt + 2 * t;
             keys[buf][r0][d / 2] = ts_pack(k[nt][0], k[nt][1]);
             keys[buf][r1][d / 2] = ts_pack(k[nt][2], k[nt][3]);
@@ -187,8 +189,8 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
         // x += O_h W_proj[:, 16h .. 16h + 16]^T
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
-            const ts_half* w = p.proj_w + (8 * j + g) * C + 16 * h + 2 * t;
-            ts_mma(xr[j], oa, ts_ld2(w), ts_ld2(w + 8));
+            ts_uint2 b = *ts_frag(p.proj_w, j, KT, h);
+            ts_mma(xr[j], oa, b.x, b.y);
         }
     }
 }
@@ -203,7 +205,7 @@ TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint a
         for (int nt = 0; nt < 2; nt++) {
             ts_uint n = 16 * hc + 8 * nt;
             bias_tile(hh[nt], p.fc1_b, n, t);
-            ts_mma_rows<KT>(hh[nt], an, p.fc1_w + (n + g) * C + 2 * t);
+            ts_mma_frag<KT>(hh[nt], an, ts_frag(p.fc1_w, n / 8, KT, 0));
 #pragma unroll
             for (int e = 0; e < 4; e++) hh[nt][e] = ts_silu(hh[nt][e]);
         }
@@ -211,8 +213,8 @@ TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint a
         ts_c_to_a(ha, hh[0], hh[1], 1.0f, 1.0f);
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
-            const ts_half* w = p.fc2_w + (8 * j + g) * p.hidden + 16 * hc + 2 * t;
-            ts_mma(xr[j], ha, ts_ld2(w), ts_ld2(w + 8));
+            ts_uint2 b = *ts_frag(p.fc2_w, j, p.hidden / 16, hc);
+            ts_mma(xr[j], ha, b.x, b.y);
         }
     }
 }
@@ -225,12 +227,13 @@ TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint tok0, 
 #pragma unroll
         for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.embed_b, 8 * j, t);
 #pragma unroll 1
-        for (ts_uint k = 2 * t; k < in; k += 16) {
+        for (ts_uint kt = 0; kt < in / 16; kt++) {
+            ts_uint k = 16 * kt + 2 * t;
             ts_uint a[4] = {ts_ld2(p.tokens + tok0 * in + k), ts_ld2(p.tokens + tok1 * in + k), ts_ld2(p.tokens + tok0 * in + k + 8), ts_ld2(p.tokens + tok1 * in + k + 8)};
 #pragma unroll
             for (int j = 0; j < C / 8; j++) {
-                const ts_half* w = p.embed_w + (8 * j + g) * in + k;
-                ts_mma(xr[j], a, ts_ld2(w), ts_ld2(w + 8));
+                ts_uint2 b = *ts_frag(p.embed_w, j, in / 16, kt);
+                ts_mma(xr[j], a, b.x, b.y);
             }
         }
         return;
@@ -258,17 +261,18 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
     for (int nt = 0; nt < TS_TOKEN_PIXELS; nt++) {
         float d[4];
         bias_tile(d, p.head_b, 8 * nt, t);
-        ts_mma_rows<KT>(d, an, p.head_w + (8 * nt + g) * C + 2 * t);
+        ts_mma_frag<KT>(d, an, ts_frag(p.head_w, nt, KT, 0));
         if (p.pixel_w) {
             float pb0 = (float)p.pixel_b[2 * t], pb1 = (float)p.pixel_b[2 * t + 1];
             d[0] += pb0;
             d[1] += pb1;
             d[2] += pb0;
             d[3] += pb1;
-            for (ts_uint q = 2 * t; q < p.p; q += 8) {
+            for (ts_uint kt = 0; kt < p.p / 8; kt++) {
+                ts_uint q = 8 * kt + 2 * t;
                 ts_uint a0 = ts_ld2(p.tokens + (tok0 * TS_TOKEN_PIXELS + nt) * p.p + q);
                 ts_uint a1 = ts_ld2(p.tokens + (tok1 * TS_TOKEN_PIXELS + nt) * p.p + q);
-                ts_mma_k8(d, a0, a1, ts_ld2(p.pixel_w + g * p.p + q));
+                ts_mma_k8(d, a0, a1, ((const ts_uint*)p.pixel_w)[kt * 32 + ts_lane()]);
             }
         }
         stage[warp][g][4 * nt + t] = ts_pack(d[0], d[1]);

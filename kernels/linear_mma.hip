@@ -1,5 +1,6 @@
 // Every linear layer outside the blocks (embedding, merges, expansions, the head) on matrix
-// cores: the same arguments and variants as linear.hip (include/tessel_linear.h), one warp per 16
+// cores: the same arguments and variants as linear.hip (include/tessel_linear.h), except that
+// `w` is in fragment order (include/tessel_mma.h); one warp per 16
 // tokens, four warps per workgroup. A warp holds its 16 input rows as A tiles in registers
 // (LayerNorm applied, rounded to f16) and walks the outputs 8 at a time, reading the weights as
 // B tiles; the epilogue adds the bias, applies SiLU, the per-pixel head path, the expansion's
@@ -120,10 +121,13 @@ TS_INLINE void linear_mma_body(const LinearArgs& a) {
         float d[4];
         d[0] = d[2] = (float)a.b[n0 + 2 * t];
         d[1] = d[3] = (float)a.b[n0 + 2 * t + 1];
-        const ts_half* w = a.w + (n0 + g) * a.in + 2 * t;
+        const ts_uint2* w = ts_frag(a.w, n0 / 8, kts, 0);
 #pragma unroll
         for (int kt = 0; kt < MAXKT; kt++) {
-            if (kt < (int)kts) ts_mma(d, xa[kt], ts_ld2(w + 16 * kt), ts_ld2(w + 16 * kt + 8));
+            if (kt < (int)kts) {
+                ts_uint2 b = w[kt * 32];
+                ts_mma(d, xa[kt], b.x, b.y);
+            }
         }
         if (row0 < a.tokens) linear_pair_store(a, mode, row0, n0 + 2 * t, d[0], d[1]);
         if (row1 < a.tokens) linear_pair_store(a, mode, row1, n0 + 2 * t, d[2], d[3]);

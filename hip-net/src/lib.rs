@@ -29,6 +29,7 @@ pub mod semaphore;
 pub mod split;
 pub mod platform;
 pub mod stream;
+pub mod weights;
 
 pub use buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 pub use error::{drop_error_count, take_drop_errors, uuid_hex, HipError, Result};

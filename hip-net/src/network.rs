@@ -87,7 +87,7 @@ impl Network {
         let (module, fns, target) = load_network_kernels(ctx)?;
         let functions = fns.into_iter().map(|f| (f.name().to_string(), f)).collect();
         let matrix = matrix_choice(target);
-        let (blob, offsets) = pkg.device_blob();
+        let (blob, offsets) = crate::weights::device_blob(pkg);
         let weights = DeviceBuffer::alloc(ctx, blob.len())?;
         weights.upload_on(&stream, &blob)?;
         let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, weights.ptr().0 + v)).collect();

@@ -203,8 +203,12 @@ impl Builder<'_> {
         };
         let label = prefix.to_string();
         match tessel_kernels::linear_kernel(l.inp as usize, l.out as usize).filter(|_| self.matrix) {
-            // Four warps of 16 tokens per workgroup, every output in one pass.
-            Some(kernel) => self.out.push(Launch { label, kernel, grid: ((tokens as u32).div_ceil(64), 1, 1), block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Linear(a) }),
+            // Four warps of 16 tokens per workgroup, every output in one pass; the weights in
+            // fragment order.
+            Some(kernel) => {
+                let a = LinearArgs { w: self.t(&format!("{prefix}.weight#frag")), ..a };
+                self.out.push(Launch { label, kernel, grid: ((tokens as u32).div_ceil(64), 1, 1), block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Linear(a) })
+            }
             None => {
                 let grid = ((tokens as u32).div_ceil(BLOCK_TOKENS), l.out / LINEAR_OUTS, 1);
                 self.out.push(Launch { label, kernel: "tessel_linear", grid, block: (BLOCK_TOKENS, 1, 1), args: Args::Linear(a) });
@@ -237,13 +241,13 @@ impl Builder<'_> {
             let when = |on: bool, name: &str| if on { self.t(name) } else { 0 };
             let a = BlockArgs {
                 x: self.bufs.x[l],
-                qkv_w: p("qkv.weight"),
+                qkv_w: p("qkv.weight#frag"),
                 qkv_b: p("qkv.bias"),
-                proj_w: p("proj.weight"),
+                proj_w: p("proj.weight#frag"),
                 proj_b: p("proj.bias"),
-                fc1_w: p("fc1.weight"),
+                fc1_w: p("fc1.weight#frag"),
                 fc1_b: p("fc1.bias"),
-                fc2_w: p("fc2.weight"),
+                fc2_w: p("fc2.weight#frag"),
                 fc2_b: p("fc2.bias"),
                 norm1_w: p("norm1.weight"),
                 norm1_b: p("norm1.bias"),
@@ -251,14 +255,14 @@ impl Builder<'_> {
                 norm2_b: p("norm2.bias"),
                 rpb: p("rpb"),
                 tokens: if embed || pixel { self.bufs.tokens } else { 0 },
-                embed_w: when(embed, "embed.weight"),
+                embed_w: when(embed, "embed.weight#frag"),
                 embed_b: when(embed, "embed.bias"),
                 head: if head { self.bufs.head } else { 0 },
                 head_norm_w: when(head, "head_norm.weight"),
                 head_norm_b: when(head, "head_norm.bias"),
-                head_w: when(head, "head.weight"),
+                head_w: when(head, "head.weight#frag"),
                 head_b: when(head, "head.bias"),
-                pixel_w: when(pixel, "pixel_head.weight"),
+                pixel_w: when(pixel, "pixel_head.weight#frag8"),
                 pixel_b: when(pixel, "pixel_head.bias"),
                 width: w as u32,
                 height: h as u32,
@@ -341,8 +345,16 @@ pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &Ha
 mod tests {
     use super::*;
 
+    /// Every tensor at its own address, with its fragment-ordered copies (weights.rs).
     fn fake_tensors(cfg: &NetworkConfig) -> HashMap<String, u64> {
-        cfg.tensor_specs().iter().enumerate().map(|(i, s)| (s.name.clone(), 0x1000_0000 + 256 * i as u64)).collect()
+        let mut m = HashMap::new();
+        for (i, s) in cfg.tensor_specs().iter().enumerate() {
+            let base = 0x1000_0000 + 1024 * i as u64;
+            m.insert(s.name.clone(), base);
+            m.insert(format!("{}#frag", s.name), base + 256);
+            m.insert(format!("{}#frag8", s.name), base + 512);
+        }
+        m
     }
 
     #[test]
@@ -393,7 +405,7 @@ mod tests {
         let Args::Block(a, layer) = b.args else { panic!() };
         assert_eq!((a.x, a.hidden, a.width, a.height, a.p, layer), (12, 192, 240, 136, 8, 4));
         assert_eq!(a.rpb, tensors["mid.1.rpb"]);
-        assert_eq!(a.fc2_w, tensors["mid.1.fc2.weight"]);
+        assert_eq!(a.fc2_w, tensors["mid.1.fc2.weight#frag"]);
         assert_eq!((a.tokens, a.head, a.embed_w, a.head_w, a.pixel_w), (0, 0, 0, 0, 0), "an inner block takes no ends");
         // mid.1 is layer 4: at phase 3 its shift is (1, 7); 24 pointers, then the level size and
         // the shifts.
@@ -403,10 +415,10 @@ mod tests {
         assert_eq!(u32::from_le_bytes(bytes[204..208].try_into().unwrap()), 7);
         let first = &plan[0];
         let Args::Block(e, 0) = first.args else { panic!() };
-        assert_eq!((first.kernel, e.tokens, e.embed_w, e.head), ("tessel_block_embed_mma_c32", 1, tensors["embed.weight"], 0));
+        assert_eq!((first.kernel, e.tokens, e.embed_w, e.head), ("tessel_block_embed_mma_c32", 1, tensors["embed.weight#frag"], 0));
         let last = plan.last().unwrap();
         let Args::Block(h, 7) = last.args else { panic!() };
-        assert_eq!((last.kernel, h.tokens, h.head, h.head_w, h.pixel_w), ("tessel_block_head_mma_c32", 1, 2, tensors["head.weight"], tensors["pixel_head.weight"]));
+        assert_eq!((last.kernel, h.tokens, h.head, h.head_w, h.pixel_w), ("tessel_block_head_mma_c32", 1, 2, tensors["head.weight#frag"], tensors["pixel_head.weight#frag8"]));
         // A width without a fused kernel keeps the five portable launches.
         let odd = NetworkConfig { channels: vec![40, 48, 96], ..cfg.clone() };
         let g = TokenGrid::new(&odd, 640, 360);

@@ -71,11 +71,24 @@ TS_DEVICE void ts_c_to_a(ts_uint a[4], const float lo[4], const float hi[4], flo
     a[3] = ts_pack(hi[2] * row1, hi[3] * row1);
 }
 
-// d += A (KT tiles along k) * W^T for 8 output columns, W [out, in] f16 row-major in global
-// memory: `w` points at W[n0 + g][k0 + 2t] (the B layout reads two halves per register).
+typedef ts_uint ts_uint2 __attribute__((ext_vector_type(2)));
+
+// Weights in fragment order (hip-net/src/weights.rs): a matrix W [n][k] as B tiles, tile
+// (nt, kt) of 8 rows and 16 columns being 32 lanes x 2 registers side by side, so a warp reads
+// one tile's operands as one coalesced 256-byte load. This lane's registers of tile (nt, kt),
+// for a matrix of `kts` = k / 16 column tiles:
+TS_DEVICE const ts_uint2* ts_frag(const void* w, ts_uint nt, ts_uint kts, ts_uint kt) {
+    return (const ts_uint2*)w + (nt * kts + kt) * 32 + ts_lane();
+}
+
+// d += A (KT tiles along k) * W^T for the 8 output columns of one row tile: `wf` is
+// ts_frag(w, nt, kts, k0) (consecutive column tiles are 32 slots apart).
 template <int KT>
-TS_DEVICE void ts_mma_rows(float d[4], const ts_uint a[][4], const ts_half* w) {
+TS_DEVICE void ts_mma_frag(float d[4], const ts_uint a[][4], const ts_uint2* wf) {
 #pragma unroll
-    for (int kt = 0; kt < KT; kt++) ts_mma(d, a[kt], ts_ld2(w + 16 * kt), ts_ld2(w + 16 * kt + 8));
+    for (int kt = 0; kt < KT; kt++) {
+        ts_uint2 b = wf[kt * 32];
+        ts_mma(d, a[kt], b.x, b.y);
+    }
 }
 #endif

@@ -1,0 +1,94 @@
+//! The weights as the kernels read them: the package's tensors in f16 (`ModelPackage::device_blob`,
+//! row-major, for the portable kernels), followed by a fragment-ordered copy of every weight
+//! matrix the matrix-core kernels use (`<name>#frag`, kernels/include/tessel_mma.h).
+//!
+//! Fragment order: a matrix W [n][k] (PyTorch's [out, in]) is the B operand of
+//! `mma.m16n8k16` (16x8, column-major: B[kk][nn] = W[nn][kk]). For each 8-row tile `nt` and
+//! 16-column tile `kt`, the 32 lanes' two registers lie side by side: lane l = 4g + t holds
+//! W[8nt + g][16kt + 2t .. +2] then W[8nt + g][16kt + 2t + 8 .. +10], at 8-byte slot
+//! (nt · k/16 + kt) · 32 + l. A warp then reads one tile's operands as one coalesced 256-byte
+//! load instead of eight rows' 16-byte pieces. `pixel_head.weight` [8][p] also gets the k = 8
+//! order (`#frag8`: lane l holds W[g][8kt + 2t .. +2] at 4-byte slot kt · 32 + l).
+
+use std::collections::HashMap;
+
+use half::f16;
+use tessel_model::package::ModelPackage;
+
+/// The fragment-ordered bytes of a row-major f16 matrix [n][k] (n a multiple of 8, k of 16).
+pub fn fragment_order(w: &[f16], n: usize, k: usize) -> Vec<u8> {
+    assert!(n % 8 == 0 && k % 16 == 0 && w.len() == n * k, "fragment order needs [8a][16b], got [{n}][{k}]");
+    let mut out = Vec::with_capacity(n * k * 2);
+    for nt in 0..n / 8 {
+        for kt in 0..k / 16 {
+            for lane in 0..32 {
+                let (g, t) = (lane / 4, lane % 4);
+                let row = &w[(8 * nt + g) * k..];
+                for c in [16 * kt + 2 * t, 16 * kt + 2 * t + 1, 16 * kt + 2 * t + 8, 16 * kt + 2 * t + 9] {
+                    out.extend_from_slice(&row[c].to_le_bytes());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The k = 8 fragment order of a row-major f16 matrix [8][k] (k a multiple of 8).
+pub fn fragment_order_k8(w: &[f16], k: usize) -> Vec<u8> {
+    assert!(k % 8 == 0 && w.len() == 8 * k, "k = 8 fragment order needs [8][8b], got {} values, k = {k}", w.len());
+    let mut out = Vec::with_capacity(8 * k * 2);
+    for kt in 0..k / 8 {
+        for lane in 0..32 {
+            let (g, t) = (lane / 4, lane % 4);
+            for c in [8 * kt + 2 * t, 8 * kt + 2 * t + 1] {
+                out.extend_from_slice(&w[g * k + c].to_le_bytes());
+            }
+        }
+    }
+    out
+}
+
+/// The device blob and each tensor's offset in it: every tensor row-major, then `<name>#frag`
+/// for every 2-D weight whose shape allows it and `pixel_head.weight#frag8` where it exists.
+pub fn device_blob(pkg: &ModelPackage) -> (Vec<u8>, HashMap<String, u64>) {
+    let (mut blob, mut offsets) = pkg.device_blob();
+    for spec in pkg.config.tensor_specs() {
+        let &[n, k] = spec.shape.as_slice() else { continue };
+        let w: Vec<f16> = pkg.tensor(&spec.name).data.iter().map(|v| f16::from_f32(*v)).collect();
+        let mut put = |name: String, bytes: Vec<u8>| {
+            offsets.insert(name, blob.len() as u64);
+            blob.extend(bytes);
+            blob.resize(blob.len().div_ceil(256) * 256, 0);
+        };
+        if n % 8 == 0 && k % 16 == 0 {
+            put(format!("{}#frag", spec.name), fragment_order(&w, n, k));
+        }
+        if spec.name == "pixel_head.weight" && n == 8 && k % 8 == 0 {
+            put(format!("{}#frag8", spec.name), fragment_order_k8(&w, k));
+        }
+    }
+    (blob, offsets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fragments_hold_each_lanes_operands() {
+        // W[r][c] = r * 100 + c (exact in f16 for these sizes).
+        let (n, k) = (16, 32);
+        let w: Vec<f16> = (0..n * k).map(|i| f16::from_f32(((i / k) * 100 + i % k) as f32)).collect();
+        let f = fragment_order(&w, n, k);
+        assert_eq!(f.len(), n * k * 2);
+        let at = |slot: usize, h: usize| f16::from_le_bytes([f[slot * 8 + 2 * h], f[slot * 8 + 2 * h + 1]]).to_f32();
+        // Tile (nt 1, kt 1), lane 4g + t = 4 * 3 + 2: rows 8 + 3, cols 16 + 4, 5, 12, 13.
+        let slot = (1 * 2 + 1) * 32 + 14;
+        assert_eq!([at(slot, 0), at(slot, 1), at(slot, 2), at(slot, 3)], [1120.0, 1121.0, 1128.0, 1129.0]);
+        let w8: Vec<f16> = (0..8 * 16).map(|i| f16::from_f32(((i / 16) * 100 + i % 16) as f32)).collect();
+        let f8 = fragment_order_k8(&w8, 16);
+        // kt 1, lane 4 * 5 + 3: row 5, cols 8 + 6, 7.
+        let s = 32 + 23;
+        assert_eq!([f16::from_le_bytes([f8[s * 4], f8[s * 4 + 1]]).to_f32(), f16::from_le_bytes([f8[s * 4 + 2], f8[s * 4 + 3]]).to_f32()], [514.0, 515.0]);
+    }
+}
