@@ -219,13 +219,58 @@ TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint a
     }
 }
 
-// The residual of the warp's rows: the level's stream, or (EMBED) the embedding of the tokens.
+// Token and head buffer rows are 128 halves (P = 8): staged per warp as 16 rows of 64 words,
+// padded to 68 so that A-tile reads (word 4g + t of a row group) hit 32 different banks.
+#define TS_ROW_WORDS 64
+#define TS_STAGE_STRIDE (TS_ROW_WORDS + 4)
+
+// The warp's 16 token rows of a 128-half buffer into `rows`, as whole-row 16-byte loads.
+TS_INLINE void rows_load(const BlockArgs& p, ts_uint rows[16][TS_STAGE_STRIDE], const ts_half* buf, ts_uint warp) {
+    ts_uint lane = ts_lane();
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        ts_uint idx = i * 32 + lane, row = idx / 16, col = idx % 16;
+        ts_uint tok = window_token(p, warp * 16 + row);
+        ((ts_uint4*)rows[row])[col] = ((const ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS))[col];
+    }
+    ts_warp_sync();
+}
+
+// The staged rows back to a 128-half buffer, as whole-row 16-byte stores.
+TS_INLINE void rows_store(const BlockArgs& p, ts_uint rows[16][TS_STAGE_STRIDE], ts_half* buf, ts_uint warp) {
+    ts_warp_sync();
+    ts_uint lane = ts_lane();
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        ts_uint idx = i * 32 + lane, row = idx / 16, col = idx % 16;
+        ts_uint tok = window_token(p, warp * 16 + row);
+        ((ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS))[col] = ((const ts_uint4*)rows[row])[col];
+    }
+}
+
+// The residual of the warp's rows: the level's stream, or (EMBED) the embedding of the tokens
+// (with P = 8 from token rows staged in shared memory, else read in place).
 template <int C, bool EMBED>
-TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t) {
+TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t) {
     if (EMBED) {
         ts_uint in = TS_TOKEN_PIXELS * p.p;
 #pragma unroll
         for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.embed_b, 8 * j, t);
+        if (in == 2 * TS_ROW_WORDS) {
+            TS_SHARED __attribute__((aligned(16))) ts_uint tokens[TS_BLOCK_THREADS / 32][16][TS_STAGE_STRIDE];
+            ts_uint (*rows)[TS_STAGE_STRIDE] = tokens[warp];
+            rows_load(p, rows, p.tokens, warp);
+#pragma unroll 2
+            for (ts_uint kt = 0; kt < 2 * TS_ROW_WORDS / 16; kt++) {
+                ts_uint a[4] = {rows[g][8 * kt + t], rows[g + 8][8 * kt + t], rows[g][8 * kt + t + 4], rows[g + 8][8 * kt + t + 4]};
+#pragma unroll
+                for (int j = 0; j < C / 8; j++) {
+                    ts_uint2 b = *ts_frag(p.embed_w, j, in / 16, kt);
+                    ts_mma(xr[j], a, b.x, b.y);
+                }
+            }
+            return;
+        }
 #pragma unroll 1
         for (ts_uint kt = 0; kt < in / 16; kt++) {
             ts_uint k = 16 * kt + 2 * t;
@@ -254,8 +299,13 @@ TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint tok0, 
 // staged in shared memory and written as whole 256-byte token rows.
 template <int C>
 TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t) {
-    constexpr int KT = C / 16, ROW_WORDS = TS_TOKEN_PIXELS * TS_HEAD_CHANNELS / 2;
-    TS_SHARED __attribute__((aligned(16))) ts_uint stage[TS_BLOCK_THREADS / 32][16][ROW_WORDS + 4];
+    constexpr int KT = C / 16;
+    TS_SHARED __attribute__((aligned(16))) ts_uint stage[TS_BLOCK_THREADS / 32][16][TS_STAGE_STRIDE];
+    ts_uint (*rows)[TS_STAGE_STRIDE] = stage[warp];
+    // With P = 8 the token rows are staged first: pixel nt's embedding is words 4nt .. 4nt+3 of
+    // its row, and each lane overwrites exactly the words it read with its head outputs.
+    bool staged = p.pixel_w && p.p == 8;
+    if (staged) rows_load(p, rows, p.tokens, warp);
     block_norm<C>(xr, p.head_norm_w, p.head_norm_b, t, an);
 #pragma unroll 2
     for (int nt = 0; nt < TS_TOKEN_PIXELS; nt++) {
@@ -268,24 +318,21 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
             d[1] += pb1;
             d[2] += pb0;
             d[3] += pb1;
-            for (ts_uint kt = 0; kt < p.p / 8; kt++) {
-                ts_uint q = 8 * kt + 2 * t;
-                ts_uint a0 = ts_ld2(p.tokens + (tok0 * TS_TOKEN_PIXELS + nt) * p.p + q);
-                ts_uint a1 = ts_ld2(p.tokens + (tok1 * TS_TOKEN_PIXELS + nt) * p.p + q);
-                ts_mma_k8(d, a0, a1, ((const ts_uint*)p.pixel_w)[kt * 32 + ts_lane()]);
+            if (staged) {
+                ts_mma_k8(d, rows[g][4 * nt + t], rows[g + 8][4 * nt + t], ((const ts_uint*)p.pixel_w)[ts_lane()]);
+            } else {
+                for (ts_uint kt = 0; kt < p.p / 8; kt++) {
+                    ts_uint q = 8 * kt + 2 * t;
+                    ts_uint a0 = ts_ld2(p.tokens + (tok0 * TS_TOKEN_PIXELS + nt) * p.p + q);
+                    ts_uint a1 = ts_ld2(p.tokens + (tok1 * TS_TOKEN_PIXELS + nt) * p.p + q);
+                    ts_mma_k8(d, a0, a1, ((const ts_uint*)p.pixel_w)[kt * 32 + ts_lane()]);
+                }
             }
         }
-        stage[warp][g][4 * nt + t] = ts_pack(d[0], d[1]);
-        stage[warp][g + 8][4 * nt + t] = ts_pack(d[2], d[3]);
+        rows[g][4 * nt + t] = ts_pack(d[0], d[1]);
+        rows[g + 8][4 * nt + t] = ts_pack(d[2], d[3]);
     }
-    ts_warp_sync();
-    ts_uint lane = ts_lane();
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        ts_uint idx = i * 32 + lane, row = idx / 16, col = idx % 16;
-        ts_uint tok = window_token(p, warp * 16 + row);
-        ((ts_uint4*)(p.head + tok * TS_TOKEN_PIXELS * TS_HEAD_CHANNELS))[col] = ((const ts_uint4*)stage[warp][row])[col];
-    }
+    rows_store(p, rows, p.head, warp);
 }
 
 template <int C, bool EMBED, bool HEAD>
@@ -293,7 +340,7 @@ TS_INLINE void block_body(const BlockArgs& p) {
     ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
     ts_uint tok0 = window_token(p, warp * 16 + g), tok1 = window_token(p, warp * 16 + g + 8);
     float xr[C / 8][4];
-    block_load<C, EMBED>(p, xr, tok0, tok1, g, t);
+    block_load<C, EMBED>(p, xr, warp, tok0, tok1, g, t);
     ts_uint an[C / 16][4];
     block_norm<C>(xr, p.norm1_w, p.norm1_b, t, an);
 #pragma unroll
