@@ -59,8 +59,8 @@ pub fn open_vulkan(
     let runner = Runner::new(&model, settings.clone(), capacity, output)
         .with_context(|| format!("Vulkan engine for {}x{} -> {}x{}", capacity.0, capacity.1, output.0, output.1))?;
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
-    let fused: Vec<String> = model.fused.iter().enumerate().filter(|(_, f)| **f).map(|(l, _)| l.to_string()).collect();
-    let fused = if fused.is_empty() { String::new() } else { format!(", fused blocks on levels {} (TESSEL_VK_FUSED=1)", fused.join(",")) };
+    let fused: Vec<String> = model.fused.iter().enumerate().filter_map(|(l, f)| f.map(|s| format!("{l} ({s})"))).collect();
+    let fused = if fused.is_empty() { String::new() } else { format!(", fused blocks on levels {} (TESSEL_VK_FUSED=1)", fused.join(", ")) };
     let label = format!("network: {why}vulkan on {}{fused}; model '{}'{trained}", device_line(&shared.caps, &model.path), pkg.name);
     Ok(Box::new(VulkanBackend { runner, label, model: pkg.name.clone(), name: "vulkan" }))
 }

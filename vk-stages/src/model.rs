@@ -165,8 +165,8 @@ pub fn choose_path(shared: &DeviceShared) -> NetPath {
 pub struct Model {
     pub shared: Arc<DeviceShared>,
     pub path: NetPath,
-    /// Per level: blocks fused into one dispatch (TESSEL_VK_FUSED=1 where it fits).
-    pub fused: Vec<bool>,
+    /// Per level: the shader that runs each block as one dispatch, if any (fused_levels).
+    pub fused: Vec<Option<&'static str>>,
     pub name: String,
     pub trained: bool,
     pub config: NetworkConfig,
@@ -230,11 +230,11 @@ impl Model {
             }
         }
         pipelines.save_cache();
-        let fused = fused_levels(shared, &pkg.config);
-        for (l, &f) in fused.iter().enumerate() {
-            if f {
+        let fused = fused_levels(shared, &pkg.config, &path);
+        for (l, f) in fused.iter().enumerate() {
+            if let Some(shader) = f {
                 let c = pkg.config.channels[l] as u32;
-                pipelines.build(&Variant::new("block_fused", &[c, pkg.config.mlp_ratio as u32 * c]))?;
+                pipelines.build(&Variant::new(shader, &[c, pkg.config.mlp_ratio as u32 * c]))?;
             }
         }
         Ok(Arc::new(Model {
@@ -277,10 +277,9 @@ impl Model {
         }
     }
 
-    /// Whether a level's blocks run as one fused dispatch (block_fused.comp): opted in with
-    /// TESSEL_VK_FUSED=1, and only where its shared memory fits the device.
-    pub fn fused_level(&self, level: usize) -> bool {
-        self.fused.get(level).copied().unwrap_or(false)
+    /// The shader that runs a level's blocks as one dispatch each, if any (`fused_levels`).
+    pub fn fused_level(&self, level: usize) -> Option<&'static str> {
+        self.fused.get(level).copied().flatten()
     }
 
     /// Device address of a tensor.
@@ -295,11 +294,34 @@ pub fn fused_shared_bytes(c: u32) -> u32 {
     64 * c * 4 + 64 * c * 2 + 2 * 64 * 16 * 4 + 225 * 4
 }
 
-/// Which levels fuse their blocks: TESSEL_VK_FUSED=1 (opt-in: not yet measured on a GPU), and the
-/// shader's shared memory within the device's with 1 KiB to spare.
-pub fn fused_levels(shared: &DeviceShared, cfg: &NetworkConfig) -> Vec<bool> {
-    let on = std::env::var("TESSEL_VK_FUSED").is_ok_and(|v| v == "1");
-    cfg.channels.iter().map(|&c| on && fused_shared_bytes(c as u32) + 1024 <= shared.caps.shared_memory).collect()
+/// Shared memory of block_coop.comp for C channels: LayerNorm rows (f16), one head's q, k, v and
+/// output (f16), the f32 result tile F and the f16 tile P (64 x 64 each).
+pub fn coop_block_shared_bytes(c: u32) -> u32 {
+    64 * c * 2 + 4 * 64 * 16 * 2 + 64 * 64 * 4 + 64 * 64 * 2
+}
+
+/// Whether block_coop.comp takes a level of C channels with an MLP of `hidden`: C a multiple of
+/// 16 up to 8 heads, the hidden width a multiple of its 32-unit chunks, subgroups of 32 (its
+/// rows follow four subgroups), its shared memory within the device's.
+pub fn coop_block_fits(shared: &DeviceShared, c: u32, hidden: u32) -> bool {
+    c % 16 == 0 && c <= 128 && hidden % 32 == 0 && shared.caps.subgroup_size == 32 && coop_block_shared_bytes(c) <= shared.caps.shared_memory
+}
+
+/// Which shader, if any, runs each level's blocks as one dispatch per window, opted in with
+/// TESSEL_VK_FUSED=1 (both measured slower than the unfused layers on the H200, BENCHMARKS.md):
+/// - the cooperative-matrix path: block_coop.comp where it fits;
+/// - the scalar path: block_fused.comp where its shared memory fits with 1 KiB to spare.
+pub fn fused_levels(shared: &DeviceShared, cfg: &NetworkConfig, path: &NetPath) -> Vec<Option<&'static str>> {
+    let env = std::env::var("TESSEL_VK_FUSED").ok();
+    let hidden = |c: usize| (cfg.mlp_ratio * c) as u32;
+    cfg.channels
+        .iter()
+        .map(|&c| match path {
+            NetPath::CoopMat if env.as_deref() == Some("1") && coop_block_fits(shared, c as u32, hidden(c)) => Some("block_coop"),
+            NetPath::Scalar { .. } if env.as_deref() == Some("1") && fused_shared_bytes(c as u32) + 1024 <= shared.caps.shared_memory => Some("block_fused"),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Tokens per workgroup of the cooperative-matrix linear shader: TESSEL_VK_COOP_ROWS (32, 64 or

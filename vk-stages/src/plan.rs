@@ -145,8 +145,9 @@ impl PlanBuilder<'_> {
         self.push_step(&variant, push, groups, prefix.to_string(), cost);
     }
 
-    /// The whole block in one dispatch per window (block_fused.comp).
-    fn fused_block(&mut self, bs: &BlockSpec) {
+    /// The whole block in one dispatch per window (`shader`: block_fused.comp or
+    /// block_coop.comp, the same push constants).
+    fn fused_block(&mut self, bs: &BlockSpec, shader: &'static str) {
         let m = self.model;
         let (level, n) = (bs.level, bs.name.as_str());
         let c = m.config.channels[level] as u64;
@@ -161,13 +162,13 @@ impl PlanBuilder<'_> {
         let weights = 2 * (3 * c * c + c * c + 2 * hid * c);
         let cost = Cost { bytes: t * c * 4 * 2 + weights, flops: 2 * t * (3 * c * c + c * c + 2 * hid * c) + 2 * t * 2 * b::WINDOW_TOKENS as u64 * c };
         let windows = (t / b::WINDOW_TOKENS as u64) as u32;
-        self.push_step(&Variant::new("block_fused", &[c as u32, hid as u32]), push, (windows, 1, 1), n.to_string(), cost);
+        self.push_step(&Variant::new(shader, &[c as u32, hid as u32]), push, (windows, 1, 1), n.to_string(), cost);
         self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, FUSED_SHIFT_OFFSET));
     }
 
     fn block(&mut self, bs: &BlockSpec) {
-        if self.model.fused_level(bs.level) {
-            return self.fused_block(bs);
+        if let Some(shader) = self.model.fused_level(bs.level) {
+            return self.fused_block(bs, shader);
         }
         let m = self.model;
         let ly = &m.layers;
