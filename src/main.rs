@@ -175,6 +175,28 @@ enum Cmd {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Tune the classical TAAU (`--network none`) on training scenes (seeds from 100; never the
+    /// held-out 1001 and 1002); prints the best parameters as JSON.
+    TuneTaau {
+        #[arg(long, default_value = "192x108", value_parser = parse_size)]
+        size: (usize, usize),
+        #[arg(long, default_value_t = 24)]
+        frames: usize,
+        /// Scenes per kind and ratio.
+        #[arg(long, default_value_t = 1)]
+        seeds: u64,
+        #[arg(long, default_value_t = 2)]
+        rounds: usize,
+        /// The first round's factor around each parameter.
+        #[arg(long, default_value_t = 2.0)]
+        step: f32,
+        /// First scored frame.
+        #[arg(long, default_value_t = 4)]
+        from: usize,
+        /// The package whose fixed-head baseline is reported beside.
+        #[arg(long)]
+        model: Option<PathBuf>,
+    },
     /// The model package, its network and its cost at common output sizes.
     Info {
         #[arg(long)]
@@ -237,6 +259,10 @@ fn run() -> Result<()> {
             cli::bench::bench(&cli::bench::BenchOptions { networks: network, model, output: size, ratio, frames, cpu_frames, warmup, json }).map(drop)
         }
         Cmd::Check { network, model, golden, json } => cli::check::check(&cli::check::CheckOptions { networks: network, model, golden, json }).map(drop),
+        Cmd::TuneTaau { size, frames, seeds, rounds, step, from, model } => {
+            let fixed = cli::common::find_model(model.as_deref())?.map(|p| p.baseline).unwrap_or_default();
+            cli::tune_taau::tune(&cli::tune_taau::TuneOptions { output: size, frames, seeds, rounds, step, from, fixed }).map(drop)
+        }
         Cmd::Soak { network, model, size, ratio, frames, max_growth_kib, max_late_growth_kib, json } => {
             cli::soak::soak(&cli::soak::SoakOptions { network, model, output: size, ratio, frames, max_growth_kib, max_late_growth_kib, json }).map(drop)
         }

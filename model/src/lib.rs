@@ -24,6 +24,7 @@ pub mod reconstruct;
 pub mod sample;
 pub mod sequence;
 pub mod shifts;
+pub mod taau;
 pub mod tonemap;
 
 pub use error::{Error, Result};

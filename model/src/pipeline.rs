@@ -12,14 +12,17 @@ use crate::network::Network;
 use crate::reconstruct::{reconstruct, HeadInput};
 use crate::sequence::Settings;
 use crate::shifts::phase_of;
+use crate::taau::{TaauHistory, TaauParams};
 
 /// What produces the per-pixel reconstruction controls.
 #[derive(Clone)]
 pub enum HeadSource {
     /// The network (CPU reference).
     Network(Arc<Network>),
-    /// Fixed values: the non-neural TAAU baseline.
+    /// Fixed values: the contract's reconstruction without a network (`--network fixed`).
     Fixed(FixedHead),
+    /// The classical TAAU (`--network none`, crate::taau): its own history and reconstruction.
+    Classic(TaauParams),
 }
 
 /// Milliseconds spent per stage for one frame.
@@ -55,6 +58,7 @@ pub struct Evaluation {
 enum Stage {
     Network { net: Arc<Network>, grid: TokenGrid },
     Fixed(HeadParams),
+    Classic(TaauParams, Box<TaauHistory>),
 }
 
 pub struct Upscaler {
@@ -78,6 +82,7 @@ impl Upscaler {
                 Stage::Network { net, grid }
             }
             HeadSource::Fixed(f) => Stage::Fixed(f.params()),
+            HeadSource::Classic(p) => Stage::Classic(p, Box::new(TaauHistory::new(output.0, output.1))),
         };
         Upscaler { stage, settings, output, history: History::new(output.0, output.1), counter: 0 }
     }
@@ -92,6 +97,12 @@ impl Upscaler {
         times.prepare_ms = ms(t);
         let phase = phase_of(self.counter);
         self.counter += 1;
+        if let Stage::Classic(p, hist) = &mut self.stage {
+            let t = Instant::now();
+            let output = crate::taau::reconstruct(&prepared, hist, p);
+            times.reconstruct_ms = ms(t);
+            return Evaluation { output, times, exposure: prepared.exposure, sanitized: prepared.sanitized, tokens: Vec::new(), head: Vec::new(), phase };
+        }
         let (toks, head) = match &self.stage {
             Stage::Network { net, grid } => {
                 let t = Instant::now();
@@ -103,12 +114,13 @@ impl Upscaler {
                 times.network_ms = ms(t);
                 (toks, head)
             }
-            Stage::Fixed(_) => (Vec::new(), Vec::new()),
+            Stage::Fixed(_) | Stage::Classic(..) => (Vec::new(), Vec::new()),
         };
         let t = Instant::now();
         let input = match &self.stage {
             Stage::Network { grid, .. } => HeadInput::Buffer { head: &head, padded_w: grid.padded_w },
             Stage::Fixed(p) => HeadInput::Fixed(*p),
+            Stage::Classic(..) => unreachable!("the classical TAAU returned above"),
         };
         let output = reconstruct(&prepared, &mut self.history, &input);
         times.reconstruct_ms = ms(t);

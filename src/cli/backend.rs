@@ -10,6 +10,7 @@ use tessel_model::network::Network;
 use tessel_model::package::ModelPackage;
 use tessel_model::pipeline::{Evaluation, HeadSource, Upscaler};
 use tessel_model::sequence::Settings;
+use tessel_model::taau::TaauParams;
 use vk_stages::runner::GpuTimes;
 
 use crate::cli::common::{model_candidates, NetworkChoice};
@@ -93,13 +94,24 @@ fn check_planes(f: &FrameData) -> Result<()> {
 }
 
 /// The fixed-head TAAU baseline: the model's tuned values, or the defaults without a model.
-pub fn open_none(model: Option<&ModelPackage>, settings: &Settings, output: (usize, usize)) -> Box<dyn Backend> {
+pub fn open_fixed(model: Option<&ModelPackage>, settings: &Settings, output: (usize, usize)) -> Box<dyn Backend> {
     let (fixed, from) = match model {
         Some(p) => (p.baseline, format!("baseline values of model '{}'", p.name)),
         None => (FixedHead::default(), "default baseline values".to_string()),
     };
-    let label = format!("network: none (TAAU baseline: blend {:.3}, sigma {:.3}, clamp {:.3}; {from})", fixed.blend, fixed.sigma, fixed.clamp);
+    let label = format!("network: fixed (the contract's reconstruction, fixed head: blend {:.3}, sigma {:.3}, clamp {:.3}; {from})", fixed.blend, fixed.sigma, fixed.clamp);
     let up = Upscaler::new(HeadSource::Fixed(fixed), settings.clone(), output);
+    Box::new(CpuBackend { up, name: "fixed", label, model: None, extras: Extras::default() })
+}
+
+/// The classical TAAU (`--network none`, tessel_model::taau) with its tuned parameters.
+pub fn open_none(settings: &Settings, output: (usize, usize)) -> Box<dyn Backend> {
+    let p = TaauParams::default();
+    let label = format!(
+        "network: none (classical TAAU: gather sigma {:.2}, clip gamma {:.2}, count cap {:.1}, disocclusion {:.2}, reactive {:.2})",
+        p.sigma, p.gamma, p.cap, p.depth_tolerance, p.reactive
+    );
+    let up = Upscaler::new(HeadSource::Classic(p), settings.clone(), output);
     Box::new(CpuBackend { up, name: "none", label, model: None, extras: Extras::default() })
 }
 
@@ -132,7 +144,8 @@ pub fn open_backend(
     output: (usize, usize),
 ) -> Result<Box<dyn Backend>> {
     match choice {
-        NetworkChoice::None => Ok(open_none(model, settings, output)),
+        NetworkChoice::None => Ok(open_none(settings, output)),
+        NetworkChoice::Fixed => Ok(open_fixed(model, settings, output)),
         NetworkChoice::Hip => {
             let pkg = model.ok_or_else(no_model)?;
             let shared = vulkan_device().map_err(|e| anyhow::anyhow!("--network hip needs the Vulkan front and back: {e}"))?;

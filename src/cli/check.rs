@@ -84,7 +84,7 @@ fn chosen(list: &[NetworkChoice]) -> Result<(Vec<NetworkChoice>, Vec<String>)> {
     }
     for &c in list {
         match c {
-            NetworkChoice::None => bail!("--network none: the TAAU baseline has no network to check against the CPU reference"),
+            NetworkChoice::None | NetworkChoice::Fixed => bail!("--network none/fixed: no network to check against the CPU reference"),
             c => run.push(c),
         }
     }

@@ -17,8 +17,11 @@ pub enum NetworkChoice {
     Auto,
     /// The f32 CPU reference network.
     Cpu,
-    /// No network: the same reconstruction with fixed head values (the TAAU baseline).
+    /// No network: the classical TAAU (jitter-aware gather, disocclusion test, variance clipping,
+    /// accumulation count; tessel_model::taau), the non-neural mode and the yardstick.
     None,
+    /// No network: the contract's reconstruction with the model's fixed head values.
+    Fixed,
     /// The Vulkan compute network.
     Vulkan,
     /// The native HIP network (AMD; the CUDA driver on NVIDIA).

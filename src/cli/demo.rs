@@ -43,7 +43,7 @@ pub fn demo(o: &DemoOptions) -> Result<()> {
             dirs.push(net);
         }
         Some(m) => say!("model '{}' is UNTRAINED (test weights): showing the TAAU baseline only", m.name),
-        None => say!("no trained model is shipped in models/ yet: showing the non-neural TAAU baseline (the same reconstruction with fixed head values)"),
+        None => say!("no trained model is shipped in models/ yet: showing the classical TAAU (--network none) only"),
     }
     let report = compare(&dirs, &frames_json, 8)?;
     print_table(&report);

@@ -52,7 +52,7 @@ pub fn info(model: Option<&Path>) -> Result<()> {
         c.parameter_count(),
         pkg.tensors.len()
     );
-    say!("  baseline (--network none): blend {:.3}, sigma {:.3}, clamp {:.3}", pkg.baseline.blend, pkg.baseline.sigma, pkg.baseline.clamp);
+    say!("  baseline (--network fixed): blend {:.3}, sigma {:.3}, clamp {:.3}", pkg.baseline.blend, pkg.baseline.sigma, pkg.baseline.clamp);
     say!("  {:<12} {:>12} {:>10} {:>10}", "output", "tokens", "GFLOP", "MB tokens");
     for (w, h) in [(1920, 1080), (2560, 1440), (3840, 2160)] {
         let g = TokenGrid::new(c, w, h);

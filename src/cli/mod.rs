@@ -14,4 +14,5 @@ pub mod picture;
 pub mod replay;
 pub mod scene;
 pub mod soak;
+pub mod tune_taau;
 pub mod vulkan;

@@ -1,0 +1,125 @@
+//! `tessel tune-taau`: tunes the classical TAAU (`--network none`) on training scenes, every
+//! scene kind at 1.5x, 2x and 3x, by coordinate search over its parameters; prints each
+//! improvement, the result as JSON, and the fixed-head baseline on the same scenes for scale.
+//! Training seeds start at 100 (the held-out seeds are 1001 and 1002).
+
+use anyhow::Result;
+use clap::ValueEnum;
+use tessel_model::frame::FrameData;
+use tessel_model::head::FixedHead;
+use tessel_model::metrics::{psnr_tm, tonemapped_rgb};
+use tessel_model::pipeline::{HeadSource, Upscaler};
+use tessel_model::sequence::Settings;
+use tessel_model::taau::TaauParams;
+
+use crate::cli::common::progress;
+use crate::scene::{Scene, SceneKind, SceneSpec};
+
+pub struct TuneOptions {
+    pub output: (usize, usize),
+    pub frames: usize,
+    pub seeds: u64,
+    pub rounds: usize,
+    /// The first round's factor around each value (later rounds take its square root).
+    pub step: f32,
+    /// Frames before this one are not scored (history still filling).
+    pub from: usize,
+    /// The fixed-head baseline to report beside (a model package's `baseline`).
+    pub fixed: FixedHead,
+}
+
+struct Case {
+    name: String,
+    frames: Vec<FrameData>,
+    refs: Vec<Vec<f32>>,
+}
+
+fn cases(o: &TuneOptions) -> Vec<Case> {
+    let kinds = SceneKind::value_variants();
+    let mut specs = Vec::new();
+    for seed in 0..o.seeds {
+        for &kind in kinds {
+            for ratio in [1.5f32, 2.0, 3.0] {
+                specs.push(SceneSpec { kind, seed: 100 + seed, ratio, frames: o.frames, output: o.output, spp: 16, reset_at: Some(o.frames / 2) });
+            }
+        }
+    }
+    let pb = progress(specs.len(), "scenes");
+    let out = specs
+        .into_iter()
+        .map(|spec| {
+            let scene = Scene::new(spec.clone());
+            let frames: Vec<FrameData> = (0..spec.frames).map(|t| scene.inputs(t)).collect();
+            let refs = (o.from..spec.frames).map(|t| tonemapped_rgb(&scene.reference(t), 1.0)).collect();
+            pb.inc(1);
+            Case { name: format!("{:?} {}x", spec.kind, spec.ratio).to_lowercase(), frames, refs }
+        })
+        .collect();
+    pb.finish_and_clear();
+    out
+}
+
+/// Mean PSNR (tonemapped, exposure 1) of one case's scored frames.
+fn case_score(c: &Case, source: &HeadSource, o: &TuneOptions) -> f64 {
+    let mut up = Upscaler::new(source.clone(), Settings::default(), o.output);
+    let mut total = 0.0;
+    for (t, f) in c.frames.iter().enumerate() {
+        let ev = up.evaluate(f);
+        if t >= o.from {
+            total += psnr_tm(&tonemapped_rgb(&ev.output, 1.0), &c.refs[t - o.from]);
+        }
+    }
+    total / (c.frames.len() - o.from) as f64
+}
+
+/// Mean PSNR over every case (each case weighs the same).
+fn score(cases: &[Case], source: &HeadSource, o: &TuneOptions) -> f64 {
+    cases.iter().map(|c| case_score(c, source, o)).sum::<f64>() / cases.len() as f64
+}
+
+/// The parameters' names, getters and setters, with the factors tried around each value.
+type Knob = (&'static str, fn(&TaauParams) -> f32, fn(&mut TaauParams, f32));
+const KNOBS: &[Knob] = &[
+    ("sigma", |p| p.sigma, |p, v| p.sigma = v),
+    ("confidence_sigma", |p| p.confidence_sigma, |p, v| p.confidence_sigma = v),
+    ("gamma", |p| p.gamma, |p, v| p.gamma = v),
+    ("box_floor", |p| p.box_floor, |p, v| p.box_floor = v),
+    ("cap", |p| p.cap, |p, v| p.cap = v),
+    ("cap_static", |p| p.cap_static, |p, v| p.cap_static = v),
+    ("keys_a", |p| p.keys_a, |p, v| p.keys_a = v),
+    ("depth_tolerance", |p| p.depth_tolerance, |p, v| p.depth_tolerance = v),
+    ("reactive", |p| p.reactive, |p, v| p.reactive = v),
+    ("motion_edge", |p| p.motion_edge, |p, v| p.motion_edge = v),
+];
+
+pub fn tune(o: &TuneOptions) -> Result<TaauParams> {
+    anyhow::ensure!(o.frames > o.from + 1, "--frames {} leaves nothing to score after frame {}", o.frames, o.from);
+    let cases = cases(o);
+    let fixed = score(&cases, &HeadSource::Fixed(o.fixed), o);
+    let mut best = TaauParams::default();
+    let mut best_score = score(&cases, &HeadSource::Classic(best), o);
+    eprintln!("tune-taau: {} scenes; fixed-head baseline {fixed:.3} dB; start {best_score:.3} dB {best:?}", cases.len());
+    let mut step = o.step;
+    for round in 0..o.rounds {
+        for (name, get, set) in KNOBS {
+            for factor in [1.0 / step, step] {
+                let mut p = best;
+                set(&mut p, get(&best) * factor);
+                let s = score(&cases, &HeadSource::Classic(p), o);
+                if s > best_score + 1e-4 {
+                    eprintln!("  round {round}: {name} {:.4} -> {:.4}: {s:.3} dB (+{:.3})", get(&best), get(&p), s - best_score);
+                    best = p;
+                    best_score = s;
+                }
+            }
+        }
+        step = step.sqrt();
+    }
+    eprintln!("tune-taau: best {best_score:.3} dB ({:+.3} over the fixed-head baseline); per scene, fixed head -> TAAU:", best_score - fixed);
+    for c in &cases {
+        let (a, b) = (case_score(c, &HeadSource::Fixed(o.fixed), o), case_score(c, &HeadSource::Classic(best), o));
+        eprintln!("  {:<18} {a:.2} -> {b:.2} dB ({:+.2})", c.name, b - a);
+    }
+    println!("{}", serde_json::to_string_pretty(&best)?);
+    Ok(best)
+}
