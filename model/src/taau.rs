@@ -51,6 +51,10 @@ pub struct TaauParams {
     pub depth_tolerance: f32,
     /// How strongly a clipped history shrinks the count (per unit of clip distance / box size).
     pub reactive: f32,
+    /// How strongly the history's disagreement with the current estimate shrinks the count: per
+    /// unit of |luma difference| / (the neighbourhood's luma deviation + `disagree_floor`) above 1.
+    pub disagree: f32,
+    pub disagree_floor: f32,
     /// How strongly a motion edge in the 3 x 3 (the largest motion difference to the nearest
     /// surface's, output px) shrinks the count: there the history mixes two surfaces.
     pub motion_edge: f32,
@@ -60,7 +64,7 @@ impl Default for TaauParams {
     fn default() -> Self {
         // `tessel tune-taau` (27 training scenes at 192x108, seed 100: every kind at 1.5x, 2x,
         // 3x), five runs each starting from the last: 24.78 dB, +0.57 over tessel-v6's fixed head.
-        TaauParams { sigma: 0.3805, confidence_sigma: 0.6407, gamma: 1.906, box_floor: 0.1809, cap: 1.494, cap_static: 0.5008, keys_a: -0.9588, depth_tolerance: 1.224, reactive: 0.06135, motion_edge: 0.6124 }
+        TaauParams { sigma: 0.3805, confidence_sigma: 0.6407, gamma: 5.391, box_floor: 0.5117, cap: 1.494, cap_static: 0.5008, keys_a: -0.9588, depth_tolerance: 1.224, reactive: 0.03068, disagree: 0.03536, disagree_floor: 0.05657, motion_edge: 0.6124 }
     }
 }
 
@@ -198,7 +202,10 @@ fn pixel(x: usize, y: usize, f: &Prepared, hist: &TaauHistory, p: &TaauParams, o
     let blur = 0.5 * (frac(m[0]) + frac(m[1]));
     let cap = p.cap_static + (p.cap - p.cap_static) * blur;
     let edge = motions.iter().map(|v| (v[0] - m[0]).hypot(v[1] - m[1])).fold(0.0f32, f32::max);
-    let n = (n_prev / ((1.0 + p.reactive * (outside - 1.0)) * (1.0 + p.motion_edge * edge))).min(cap);
+    let sd_luma = (m2[0] - m1[0] * m1[0]).max(0.0).sqrt();
+    let z = (ycocg(hc)[0] - ycocg(cur)[0]).abs() / (sd_luma + p.disagree_floor);
+    let shrink = (1.0 + p.reactive * (outside - 1.0)) * (1.0 + p.motion_edge * edge) * (1.0 + p.disagree * (z - 1.0).max(0.0));
+    let n = (n_prev / shrink).min(cap);
     let mut o = [0.0f32; 3];
     for k in 0..3 {
         o[k] = ((n * hist_rgb[k] + q * cur[k]) / (n + q)).clamp(0.0, Y_MAX);

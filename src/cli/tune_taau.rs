@@ -89,6 +89,8 @@ const KNOBS: &[Knob] = &[
     ("keys_a", |p| p.keys_a, |p, v| p.keys_a = v),
     ("depth_tolerance", |p| p.depth_tolerance, |p, v| p.depth_tolerance = v),
     ("reactive", |p| p.reactive, |p, v| p.reactive = v),
+    ("disagree", |p| p.disagree, |p, v| p.disagree = v),
+    ("disagree_floor", |p| p.disagree_floor, |p, v| p.disagree_floor = v),
     ("motion_edge", |p| p.motion_edge, |p, v| p.motion_edge = v),
 ];
 
