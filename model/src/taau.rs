@@ -6,17 +6,18 @@
 //!   (`confidence_sigma`, output px) of the distance from the pixel centre to the closest sample.
 //! - **Motion**: the motion of the nearest surface in the 3 x 3 (the sample of greatest
 //!   nearness), so edges move with their foreground.
-//! - **History**: Catmull-Rom at the reprojected position, re-exposed; rejected outside the frame
-//!   and on disocclusion (the reprojected nearness differs from the current one by more than
-//!   `depth_tolerance`, relative).
+//! - **History**: Keys' cubic (`keys_a`; −0.5 is Catmull-Rom) at the reprojected position,
+//!   re-exposed; rejected outside the frame and on disocclusion (the reprojected nearness differs
+//!   from the current one by more than `depth_tolerance`, relative).
 //! - **Clipping**: YCoCg mean and standard deviation of the 3 x 3; the history is clipped toward
 //!   the mean into the box mean ± `gamma` sigma (never narrower than the neighbourhood's
 //!   extremes nor than `box_floor`; tuned, the box ended wider than any neighbourhood).
-//! - **Accumulation**: a per-pixel sample count n kept in the history: out = (n h + q c) / (n + q)
-//!   with q the current confidence, n grown by q up to `cap`; a disocclusion resets n, and a
-//!   shading change the clip had to correct (the history outside its box) shrinks it by
-//!   `reactive` per unit of clip distance (so lights and translucent layers that motion vectors
-//!   do not describe converge quickly).
+//! - **Accumulation**: a per-pixel sample count n kept in the history; out = (n h + q c) / (n + q).
+//!   n grows by q up to a cap between `cap_static`
+//!   (whole-pixel motion) and `cap` (half-pixel motion, where resampling blurs the history most),
+//!   and shrinks where the history disagrees with the current estimate (`disagree`, per luma
+//!   deviation of the neighbourhood above one), at motion edges (`motion_edge`) and where the
+//!   clip acted (`reactive`).
 //!
 //! The parameters were tuned on training scenes only (`tessel tune-taau`; held-out seeds 1001
 //! and 1002 are never used for it).
