@@ -33,7 +33,7 @@ pub mod weights;
 
 pub use buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 pub use error::{drop_error_count, take_drop_errors, uuid_hex, HipError, Result};
-pub use network::Network;
+pub use network::{matrix_choice, Network};
 pub use semaphore::ExternalSemaphore;
 pub use split::{SplitNetwork, SyncTier};
 pub use module::{code_object_for, load_network_kernels, require_kernels, Function, Module};

@@ -61,7 +61,7 @@ pub struct Network {
 
 /// The matrix-core path for a code object's target, or why the portable kernels run:
 /// `TESSEL_HIP_MATRIX=0` (the kill switch) or no matrix kernels for the target.
-fn matrix_choice(target: &str) -> std::result::Result<tessel_kernels::Matrix, String> {
+pub fn matrix_choice(target: &str) -> std::result::Result<tessel_kernels::Matrix, String> {
     if std::env::var("TESSEL_HIP_MATRIX").is_ok_and(|v| v == "0") {
         return Err("off: TESSEL_HIP_MATRIX=0".into());
     }

@@ -10,7 +10,7 @@ use tessel_model::package::ModelPackage;
 use tessel_model::sequence::Settings;
 use vk_stages::{DeviceShared, Engine, Model, Runner};
 
-use crate::cli::backend::Backend;
+use crate::cli::backend::{one_line, Backend};
 use crate::cli::vulkan::{device_line, VulkanBackend};
 
 /// The runtime (TESSEL_HIP_RUNTIME=auto|hip|cuda picks; default auto) or why there is none.
@@ -57,19 +57,15 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
 }
 
 /// Whether the native network would run fused matrix-core kernels on the Vulkan device
-/// `shared` (the runtime loads, the device matches by UUID, its code object has them and
-/// TESSEL_HIP_MATRIX is not 0), or why not, in a few words.
+/// `shared` (the runtime loads, a device matches its UUID, that device's code object has them and
+/// TESSEL_HIP_MATRIX is not 0: `hip_net::matrix_choice`, as the network decides), or why not, in
+/// a few words. It only enumerates devices: no context is created for the answer.
 pub fn matrix_for(shared: &DeviceShared) -> std::result::Result<tessel_kernels::Matrix, String> {
     let rt = runtime().map_err(|e| one_line(&e.to_string()))?;
-    let ctx = Context::new(&rt, shared.caps.uuid).map_err(|e| one_line(&e.to_string()))?;
-    let object = hip_net::code_object_for(&ctx.device().arch).map_err(|e| e.to_string())?;
-    if std::env::var("TESSEL_HIP_MATRIX").is_ok_and(|v| v == "0") {
-        return Err("matrix kernels off (TESSEL_HIP_MATRIX=0); the portable kernels are slower than Vulkan's network".into());
-    }
-    tessel_kernels::matrix_path(object.target).ok_or_else(|| format!("no matrix kernels for {}; the portable kernels are slower than Vulkan's network", ctx.device().arch))
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let devices = rt.devices().map_err(|e| one_line(&e.to_string()))?;
+    let ordinal = hip_net::match_uuid(&devices, shared.caps.uuid).map_err(|e| one_line(&e.to_string()))?;
+    let arch = &devices.iter().find(|d| d.ordinal == ordinal).ok_or("the matched device is not in the runtime's list")?.arch;
+    let object = hip_net::code_object_for(arch).map_err(|e| e.to_string())?;
+    hip_net::matrix_choice(object.target).map_err(|why| format!("matrix kernels {why} ({arch}); the portable kernels are slower than Vulkan's network"))
 }
 
