@@ -114,17 +114,18 @@ impl Network {
         Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix })
     }
 
+    /// Enqueues one launch of the plan for a window phase.
+    fn launch_step(&self, l: &Launch, phase: usize) -> Result<()> {
+        let mut bytes = l.arg_bytes(phase);
+        let mut params = [bytes.as_mut_ptr() as *mut c_void];
+        // The argument bytes match the kernel's one struct parameter (plan.rs), and every
+        // address in them belongs to buffers this Network owns.
+        unsafe { self.functions[l.kernel].launch(&self.stream, l.grid, l.block, 0, &mut params) }
+    }
+
     /// Enqueues the plan for a window phase (no graph).
     pub fn enqueue(&self, phase: usize) -> Result<()> {
-        for l in &self.plan {
-            let mut bytes = l.arg_bytes(phase);
-            let mut params = [bytes.as_mut_ptr() as *mut c_void];
-            let f = &self.functions[l.kernel];
-            // The argument bytes match the kernel's one struct parameter (plan.rs), and every
-            // address in them belongs to buffers this Network owns.
-            unsafe { f.launch(&self.stream, l.grid, l.block, 0, &mut params)? };
-        }
-        Ok(())
+        self.plan.iter().try_for_each(|l| self.launch_step(l, phase))
     }
 
     /// Captures the eight phases into eight immutable graphs (once).
@@ -186,10 +187,7 @@ impl Network {
         for f in 0..=frames {
             events[0].record(&self.stream)?;
             for (i, l) in self.plan.iter().enumerate() {
-                let mut bytes = l.arg_bytes(f);
-                let mut params = [bytes.as_mut_ptr() as *mut c_void];
-                // As in `enqueue`: the argument bytes match the kernel's struct parameter.
-                unsafe { self.functions[l.kernel].launch(&self.stream, l.grid, l.block, 0, &mut params)? };
+                self.launch_step(l, f)?;
                 events[i + 1].record(&self.stream)?;
             }
             events[self.plan.len()].synchronize()?;

@@ -301,14 +301,15 @@ pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &Ha
     let mut i = 0;
     while i < ops.len() {
         // The embedding and the head go into the neighbouring level-0 block where a fused kernel
-        // takes them (a block takes one end at most).
+        // takes them. A block takes one end at most: one that took the embedding is consumed
+        // with it, so the head after it stays a launch of its own.
         match (&ops[i], ops.get(i + 1)) {
             (NetOp::Embed, Some(NetOp::Block(bs))) if b.fused(bs, BlockEnds::Embed).is_some() => {
                 b.block(bs, BlockEnds::Embed);
                 i += 2;
                 continue;
             }
-            (NetOp::Block(bs), Some(NetOp::Head)) if b.fused(bs, BlockEnds::Head).is_some() && !matches!(i.checked_sub(1).map(|j| &ops[j]), Some(NetOp::Embed)) => {
+            (NetOp::Block(bs), Some(NetOp::Head)) if b.fused(bs, BlockEnds::Head).is_some() => {
                 b.block(bs, BlockEnds::Head);
                 i += 2;
                 continue;
