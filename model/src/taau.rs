@@ -151,7 +151,7 @@ fn pixel(x: usize, y: usize, f: &Prepared, hist: &TaauHistory, p: &TaauParams, o
             d2min = d2min.min(((pr[0] - q[0]) * sx_o).powi(2) + ((pr[1] - q[1]) * sy_o).powi(2));
         }
     }
-    let cur = if wsum > 1e-12 { [acc[0] / wsum, acc[1] / wsum, acc[2] / wsum] } else { [f.color.clamped(clampx(nx), clampy(ny), 0), f.color.clamped(clampx(nx), clampy(ny), 1), f.color.clamped(clampx(nx), clampy(ny), 2)] };
+    let cur = if wsum > 1e-12 { acc.map(|a| a / wsum) } else { [0, 1, 2].map(|c| f.color.clamped(clampx(nx), clampy(ny), c)) };
     // The 3 x 3 around the nearest sample: YCoCg moments and extremes; the nearest surface.
     let (mut m1, mut m2) = ([0.0f32; 3], [0.0f32; 3]);
     let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
@@ -193,20 +193,17 @@ fn pixel(x: usize, y: usize, f: &Prepared, hist: &TaauHistory, p: &TaauParams, o
     let n_prev = bilinear::<1>(&hist.count, prev[0], prev[1], 0)[0].max(0.0);
     // Clip toward the mean into mean ± gamma sigma, never narrower than the floor nor than
     // the neighbourhood's own extremes.
-    let mut ext = [0.0f32; 3];
-    for k in 0..3 {
-        let sd = (m2[k] - m1[k] * m1[k]).max(0.0).sqrt();
-        ext[k] = (p.gamma * sd).max(p.box_floor).max(hi[k] - m1[k]).max(m1[k] - lo[k]);
-    }
-    let (clipped, outside) = clip_toward(ycocg(hc), m1, ext);
+    let sd = [0, 1, 2].map(|k| (m2[k] - m1[k] * m1[k]).max(0.0).sqrt());
+    let ext = [0, 1, 2].map(|k| (p.gamma * sd[k]).max(p.box_floor).max(hi[k] - m1[k]).max(m1[k] - lo[k]));
+    let hy = ycocg(hc);
+    let (clipped, outside) = clip_toward(hy, m1, ext);
     let hist_rgb = rgb(clipped);
     // Whole-pixel motion resamples the history exactly; half-pixel motion blurs it most.
     let frac = |v: f32| { let f = v - v.floor(); 4.0 * f * (1.0 - f) };
     let blur = 0.5 * (frac(m[0]) + frac(m[1]));
     let cap = p.cap_static + (p.cap - p.cap_static) * blur;
     let edge = motions.iter().map(|v| (v[0] - m[0]).hypot(v[1] - m[1])).fold(0.0f32, f32::max);
-    let sd_luma = (m2[0] - m1[0] * m1[0]).max(0.0).sqrt();
-    let z = (ycocg(hc)[0] - ycocg(cur)[0]).abs() / (sd_luma + p.disagree_floor);
+    let z = (hy[0] - ycocg(cur)[0]).abs() / (sd[0] + p.disagree_floor);
     let shrink = (1.0 + p.reactive * (outside - 1.0)) * (1.0 + p.motion_edge * edge) * (1.0 + p.disagree * (z - 1.0).max(0.0));
     let n = (n_prev / shrink).min(cap);
     let mut o = [0.0f32; 3];
