@@ -3,8 +3,11 @@
 // load to the store (in the accumulator layout, so proj and fc2 accumulate straight into it);
 // LayerNorm outputs, queries, softmax weights, attention outputs and MLP hidden chunks go from
 // one product to the next in registers (tessel_mma.h). Only a head's keys and values (double
-// buffered) and the relative-position bias live in shared memory: ~18 KiB at C = 96, within
-// the 48 KiB that every launch path allows (§8).
+// buffered) and the level's relative-position bias live in shared memory (7.0 KiB at C = 32,
+// 10.5 KiB at C = 96); the ends' token-row stage (9 KiB: two column halves in turn) shares
+// those bytes, since it is used only before and after the attention. Every kernel stays far within the 48 KiB that every
+// launch path allows (§8): inside a Vulkan command buffer the SM's shared-memory share is small,
+// and each byte less is occupancy.
 //
 // Two variants take the network's ends along (docs/NETWORK.md §4): the first block of level 0
 // computes its input as the embedding of the token buffer (tessel_block_embed_mma_c<C>), and the
@@ -57,9 +60,32 @@ struct BlockArgs {
 
 #if defined(TS_HAS_MMA)
 #define TS_BLOCK_THREADS 128
-#define TS_MAX_HEADS 8
 #define TS_KEY_STRIDE 24    // halves per key row: conflict-free B reads
 #define TS_VALUE_STRIDE 72  // halves per transposed value row
+// Token and head buffer rows are 128 halves (P = 8): staged per warp in two column halves
+// (pixels 0-7, 8-15) of 16 rows x 32 words, padded to 36 so that A-tile reads (word 4g + t of
+// a row group) hit 32 different banks.
+#define TS_ROW_WORDS 64
+#define TS_HALF_WORDS (TS_ROW_WORDS / 2)
+#define TS_STAGE_STRIDE (TS_HALF_WORDS + 4)
+
+// What the attention keeps in shared memory: one head's keys and transposed values, the bias
+// table of the level's C / 16 heads. Single buffered: a barrier per head instead of twice the
+// bytes (inside a Vulkan command buffer the bytes decide how many workgroups an SM holds).
+template <int C>
+struct AttnShared {
+    ts_uint keys[TS_WINDOW_TOKENS][TS_KEY_STRIDE / 2];  // pairs of halves
+    ts_half values[TS_HEAD_DIM][TS_VALUE_STRIDE];
+    float bias[(C / 16) * TS_RPB_ENTRIES];
+};
+
+// A workgroup's shared memory: the attention's, or (the ends only, STAGED = 4 warps) the token
+// rows each warp stages; a barrier separates the two uses.
+template <int C, int STAGED>
+union BlockShared {
+    AttnShared<C> attn;
+    ts_uint stage[STAGED][16][TS_STAGE_STRIDE];
+};
 
 // LayerNorm of the warp's two rows per lane (biased variance, f32) as A tiles in f16.
 template <int C>
@@ -103,18 +129,19 @@ TS_INLINE ts_uint window_token(const BlockArgs& p, ts_uint r) {
 }
 
 template <int C>
-TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint warp, ts_uint g, ts_uint t) {
+TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint warp, ts_uint g, ts_uint t, AttnShared<C>& sm) {
     constexpr int KT = C / 16, H = C / 16;
-    TS_SHARED ts_uint keys[2][TS_WINDOW_TOKENS][TS_KEY_STRIDE / 2];  // pairs of halves
-    TS_SHARED __attribute__((aligned(16))) ts_half values[2][TS_HEAD_DIM][TS_VALUE_STRIDE];
-    TS_SHARED float bias[TS_MAX_HEADS * TS_RPB_ENTRIES];
+    auto& keys = sm.keys;
+    auto& values = sm.values;
+    float* bias = sm.bias;
+    // The embedding variant's stage shares these bytes: every warp is done with it.
+    ts_sync();
     for (ts_uint e = ts_thread_x(); e < H * TS_RPB_ENTRIES; e += TS_BLOCK_THREADS) bias[e] = (float)p.rpb[e];
     ts_uint r0 = warp * 16 + g, r1 = r0 + 8;
     // Query rows r0, r1 sit at (g, 2 warp) and (g, 2 warp + 1) of the window.
     ts_uint iy0 = 2 * warp;
 #pragma unroll 1
     for (int h = 0; h < H; h++) {
-        int buf = h & 1;
         float q[2][4], k[2][4], v[2][4];
 #pragma unroll
         for (int nt = 0; nt < 2; nt++) {
@@ -126,12 +153,14 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
             ts_mma_frag<KT>(k[nt], an, ts_frag(p.qkv_w, (C + n) / 8, KT, 0));
             ts_mma_frag<KT>(v[nt], an, ts_frag(p.qkv_w, (2 * C + n) / 8, KT, 0));
             ts_uint d = 8 * nt + 2 * t;
-            keys[buf][r0][d / 2] = ts_pack(k[nt][0], k[nt][1]);
-            keys[buf][r1][d / 2] = ts_pack(k[nt][2], k[nt][3]);
-            values[buf][d][r0] = (ts_half)v[nt][0];
-            values[buf][d + 1][r0] = (ts_half)v[nt][1];
-            values[buf][d][r1] = (ts_half)v[nt][2];
-            values[buf][d + 1][r1] = (ts_half)v[nt][3];
+            // Every warp is done reading the previous head's keys and values.
+            if (h > 0 && nt == 0) ts_sync();
+            keys[r0][d / 2] = ts_pack(k[nt][0], k[nt][1]);
+            keys[r1][d / 2] = ts_pack(k[nt][2], k[nt][3]);
+            values[d][r0] = (ts_half)v[nt][0];
+            values[d + 1][r0] = (ts_half)v[nt][1];
+            values[d][r1] = (ts_half)v[nt][2];
+            values[d + 1][r1] = (ts_half)v[nt][3];
         }
         // Queries as an A tile, rounded to f16 like the unfused qkv output; 1/4 is exact.
         ts_uint qa[4];
@@ -148,7 +177,7 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
 #pragma unroll
         for (int jt = 0; jt < 8; jt++) {
             s[jt][0] = s[jt][1] = s[jt][2] = s[jt][3] = 0.0f;
-            ts_mma(s[jt], qa, keys[buf][8 * jt + g][t], keys[buf][8 * jt + g][t + 4]);
+            ts_mma(s[jt], qa, keys[8 * jt + g][t], keys[8 * jt + g][t + 4]);
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 ts_uint dx = g + 7 - (2 * t + e);
@@ -180,7 +209,7 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
             ts_c_to_a(pa, s[2 * kk], s[2 * kk + 1], 1.0f, 1.0f);
 #pragma unroll
             for (int nt = 0; nt < 2; nt++) {
-                const ts_half* vr = &values[buf][8 * nt + g][16 * kk + 2 * t];
+                const ts_half* vr = &values[8 * nt + g][16 * kk + 2 * t];
                 ts_mma(o[nt], pa, ts_ld2(vr), ts_ld2(vr + 8));
             }
         }
@@ -219,50 +248,40 @@ TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint a
     }
 }
 
-// Token and head buffer rows are 128 halves (P = 8): staged per warp as 16 rows of 64 words,
-// padded to 68 so that A-tile reads (word 4g + t of a row group) hit 32 different banks.
-#define TS_ROW_WORDS 64
-#define TS_STAGE_STRIDE (TS_ROW_WORDS + 4)
-
-// The warp's 16 token rows of a 128-half buffer into `rows`, as whole-row 16-byte loads.
-TS_INLINE void rows_load(const BlockArgs& p, ts_uint rows[16][TS_STAGE_STRIDE], const ts_half* buf, ts_uint warp) {
+// Column half `half` (128 bytes) of the warp's 16 token rows of a 128-half buffer into `rows`,
+// as 16-byte loads (or, STORE, back from `rows` to the buffer).
+template <bool STORE>
+TS_INLINE void rows_copy(const BlockArgs& p, ts_uint rows[16][TS_STAGE_STRIDE], ts_half* buf, ts_uint warp, ts_uint half) {
+    ts_warp_sync();  // every lane is done with what the rows held
     ts_uint lane = ts_lane();
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-        ts_uint idx = i * 32 + lane, row = idx / 16, col = idx % 16;
+    for (int i = 0; i < 4; i++) {
+        ts_uint idx = i * 32 + lane, row = idx / 8, col = idx % 8;
         ts_uint tok = window_token(p, warp * 16 + row);
-        ((ts_uint4*)rows[row])[col] = ((const ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS))[col];
+        ts_uint4* g = (ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS) + 8 * half + col;
+        if (STORE) {
+            *g = ((const ts_uint4*)rows[row])[col];
+        } else {
+            ((ts_uint4*)rows[row])[col] = *g;
+        }
     }
     ts_warp_sync();
-}
-
-// The staged rows back to a 128-half buffer, as whole-row 16-byte stores.
-TS_INLINE void rows_store(const BlockArgs& p, ts_uint rows[16][TS_STAGE_STRIDE], ts_half* buf, ts_uint warp) {
-    ts_warp_sync();
-    ts_uint lane = ts_lane();
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        ts_uint idx = i * 32 + lane, row = idx / 16, col = idx % 16;
-        ts_uint tok = window_token(p, warp * 16 + row);
-        ((ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS))[col] = ((const ts_uint4*)rows[row])[col];
-    }
 }
 
 // The residual of the warp's rows: the level's stream, or (EMBED) the embedding of the tokens
 // (with P = 8 from token rows staged in shared memory, else read in place).
 template <int C, bool EMBED>
-TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t) {
+TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
     if (EMBED) {
         ts_uint in = TS_TOKEN_PIXELS * p.p;
 #pragma unroll
         for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.embed_b, 8 * j, t);
         if (in == 2 * TS_ROW_WORDS) {
-            TS_SHARED __attribute__((aligned(16))) ts_uint tokens[TS_BLOCK_THREADS / 32][16][TS_STAGE_STRIDE];
-            ts_uint (*rows)[TS_STAGE_STRIDE] = tokens[warp];
-            rows_load(p, rows, p.tokens, warp);
-#pragma unroll 2
+#pragma unroll 1
             for (ts_uint kt = 0; kt < 2 * TS_ROW_WORDS / 16; kt++) {
-                ts_uint a[4] = {rows[g][8 * kt + t], rows[g + 8][8 * kt + t], rows[g][8 * kt + t + 4], rows[g + 8][8 * kt + t + 4]};
+                ts_uint w = 8 * (kt % 4);
+                if (kt % 4 == 0) rows_copy<false>(p, rows, (ts_half*)p.tokens, warp, kt / 4);
+                ts_uint a[4] = {rows[g][w + t], rows[g + 8][w + t], rows[g][w + t + 4], rows[g + 8][w + t + 4]};
 #pragma unroll
                 for (int j = 0; j < C / 8; j++) {
                     ts_uint2 b = *ts_frag(p.embed_w, j, in / 16, kt);
@@ -298,17 +317,19 @@ TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint warp, 
 // path (output tile nt is pixel nt of the token: one k = 8 product per P/8), rounded to f16,
 // staged in shared memory and written as whole 256-byte token rows.
 template <int C>
-TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t) {
+TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
     constexpr int KT = C / 16;
-    TS_SHARED __attribute__((aligned(16))) ts_uint stage[TS_BLOCK_THREADS / 32][16][TS_STAGE_STRIDE];
-    ts_uint (*rows)[TS_STAGE_STRIDE] = stage[warp];
+    // The stage shares the attention's bytes: every warp is done with them.
+    ts_sync();
     // With P = 8 the token rows are staged first: pixel nt's embedding is words 4nt .. 4nt+3 of
     // its row, and each lane overwrites exactly the words it read with its head outputs.
     bool staged = p.pixel_w && p.p == 8;
-    if (staged) rows_load(p, rows, p.tokens, warp);
     block_norm<C>(xr, p.head_norm_w, p.head_norm_b, t, an);
-#pragma unroll 2
+#pragma unroll 1
     for (int nt = 0; nt < TS_TOKEN_PIXELS; nt++) {
+        // Pixels 0-7 and 8-15 are the two column halves of the rows.
+        if (nt % 8 == 0 && staged) rows_copy<false>(p, rows, (ts_half*)p.tokens, warp, nt / 8);
+        ts_uint w = 4 * (nt % 8);
         float d[4];
         bias_tile(d, p.head_b, 8 * nt, t);
         ts_mma_frag<KT>(d, an, ts_frag(p.head_w, nt, KT, 0));
@@ -319,7 +340,7 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
             d[2] += pb0;
             d[3] += pb1;
             if (staged) {
-                ts_mma_k8(d, rows[g][4 * nt + t], rows[g + 8][4 * nt + t], ((const ts_uint*)p.pixel_w)[ts_lane()]);
+                ts_mma_k8(d, rows[g][w + t], rows[g + 8][w + t], ((const ts_uint*)p.pixel_w)[ts_lane()]);
             } else {
                 for (ts_uint kt = 0; kt < p.p / 8; kt++) {
                     ts_uint q = 8 * kt + 2 * t;
@@ -329,18 +350,21 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
                 }
             }
         }
-        rows[g][4 * nt + t] = ts_pack(d[0], d[1]);
-        rows[g + 8][4 * nt + t] = ts_pack(d[2], d[3]);
+        rows[g][w + t] = ts_pack(d[0], d[1]);
+        rows[g + 8][w + t] = ts_pack(d[2], d[3]);
+        if (nt % 8 == 7) rows_copy<true>(p, rows, p.head, warp, nt / 8);
     }
-    rows_store(p, rows, p.head, warp);
 }
 
 template <int C, bool EMBED, bool HEAD>
 TS_INLINE void block_body(const BlockArgs& p) {
     ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
     ts_uint tok0 = window_token(p, warp * 16 + g), tok1 = window_token(p, warp * 16 + g + 8);
+    constexpr int STAGED = (EMBED || HEAD) ? TS_BLOCK_THREADS / 32 : 1;
+    TS_SHARED __attribute__((aligned(16))) BlockShared<C, STAGED> sm;
+    ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0];
     float xr[C / 8][4];
-    block_load<C, EMBED>(p, xr, warp, tok0, tok1, g, t);
+    block_load<C, EMBED>(p, xr, warp, tok0, tok1, g, t, rows);
     ts_uint an[C / 16][4];
     block_norm<C>(xr, p.norm1_w, p.norm1_b, t, an);
 #pragma unroll
@@ -349,7 +373,7 @@ TS_INLINE void block_body(const BlockArgs& p) {
         bias_tile(b, p.proj_b, 8 * j, t);
         for (int e = 0; e < 4; e++) xr[j][e] += b[e];
     }
-    block_attention<C>(p, xr, an, warp, g, t);
+    block_attention<C>(p, xr, an, warp, g, t, sm.attn);
     block_norm<C>(xr, p.norm2_w, p.norm2_b, t, an);
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
@@ -359,7 +383,7 @@ TS_INLINE void block_body(const BlockArgs& p) {
     }
     block_mlp<C>(p, xr, an, g, t);
     if (HEAD) {
-        block_head<C>(p, xr, an, warp, tok0, tok1, g, t);
+        block_head<C>(p, xr, an, warp, tok0, tok1, g, t, rows);
         return;
     }
 #pragma unroll

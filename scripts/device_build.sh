@@ -9,7 +9,7 @@ mkdir -p .carry/bin
 cp target/release/tessel target/release/examples/engine_bench .carry/bin/
 cargo test --release --workspace --no-run
 # Test binaries that need a GPU (cargo names them with a hash; take the newest of each).
-for name in against_cpu engine fused network_gpu gpu split_gpu; do
+for name in against_cpu engine fused network_gpu gpu split_gpu in_vulkan_gpu; do
   t=$(ls -t target/release/deps/${name}-* | grep -v '\.d$' | head -1)
   cp "$t" .carry/bin/$name
 done

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every GPU check and benchmark of tessel in one call on the GPU machine (an NVIDIA H200 here),
 # with x86-64 binaries built on the development machine by scripts/device_build.sh:
-#   device run: bash scripts/device_check.sh [quick|hip]      (carry: .carry and .gl)
-# quick skips the 10,000-frame soaks; hip runs only the native network's checks and timings. Logs and JSON land in $OUT (or out/device).
+#   device run: bash scripts/device_check.sh [quick|hip|native]      (carry: .carry and .gl)
+# quick skips the 10,000-frame soaks; hip runs only the native network's checks and timings;
+# native only the native network inside the Vulkan command buffer (VK_NVX_binary_import).
+# Logs and JSON land in $OUT (or out/device).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-full}
@@ -17,10 +19,10 @@ export XDG_CACHE_HOME=/tmp/tessel-cache TESSEL_GOLDEN_DIR=$PWD/model/tests/golde
 B=.carry/bin
 fail=0
 step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
-# soak BACKEND SIZE: 10,000 frames through one engine, the device memory sampled every 2 s.
+# soak BACKEND SIZE [TAG]: 10,000 frames through one engine, the device memory sampled every 2 s.
 soak() {
-  step "soak: 10,000 frames at $2 through --network $1 (device memory sampled every 2 s)"
-  local f="$OUT/soak_$1_device_mib.txt"
+  step "soak: 10,000 frames at $2 through --network $1 ${3:-} (device memory sampled every 2 s)"
+  local f="$OUT/soak_$1${3:+_$3}_device_mib.txt"
   (while true; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; sleep 2; done) > "$f" &
   local sampler=$!
   run $B/tessel soak --network "$1" --frames 10000 --size "$2" --ratio 2
@@ -32,6 +34,16 @@ run() { "$@" || { echo "FAILED (exit $?): $*"; fail=1; }; }
 step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 $B/tessel info | grep -i vulkan
+
+if [ "$mode" = native ]; then
+  step "the native network inside the Vulkan command buffer (VK_NVX_binary_import)"
+  run $B/in_vulkan_gpu --test-threads=1 --nocapture
+  run $B/tessel check --network vulkan --json "$OUT/check_native.json"
+  run $B/tessel bench --network vulkan,hip --size 3840x2160 --ratio 2 --frames 200 --json "$OUT/bench_3840x2160.json"
+  TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_native_3840x2160.json"
+  echo; echo "device_check (native): $([ $fail = 0 ] && echo all passed || echo SOME FAILED)"
+  exit $fail
+fi
 
 if [ "$mode" != hip ]; then
 step "Vulkan engine against the CPU reference on the golden cases (test binary), both paths"
@@ -53,16 +65,23 @@ fi
 step "split frame: Vulkan front, native network (imported buffers, imported timeline semaphore), Vulkan back"
 run $B/split_gpu --test-threads=1 --nocapture
 
-step "tessel check (every backend present: vulkan with the cooperative-matrix path, hip)"
-run $B/tessel check --json "$OUT/check_coopmat.json"
-step "tessel check, scalar path (TESSEL_VK_COOPMAT=0)"
-TESSEL_VK_COOPMAT=0 run $B/tessel check --json "$OUT/check_scalar.json"
+step "the native network inside the Vulkan command buffer (VK_NVX_binary_import): shaders' frame, CPU reference, 4K time"
+run $B/in_vulkan_gpu --test-threads=1 --nocapture
+step "tessel check (every backend present: vulkan with native kernels in the command buffer, hip)"
+run $B/tessel check --json "$OUT/check_native.json"
+step "tessel check, the shaders' network on the cooperative-matrix path (TESSEL_VK_NATIVE=0)"
+TESSEL_VK_NATIVE=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat.json"
+step "tessel check, scalar path (TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0)"
+TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0 run $B/tessel check --network vulkan --json "$OUT/check_scalar.json"
 
 for s in "2560x1440 2" "3840x2160 2"; do
   read -r size ratio <<<"$s"
-  step "tessel bench --network vulkan,hip at $size (ratio $ratio): both networks on the same frames"
+  step "tessel bench --network vulkan,hip at $size (ratio $ratio): both on the same frames (vulkan: native kernels in the command buffer)"
   run $B/tessel bench --network vulkan,hip --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_$size.json"
+  step "tessel bench --network vulkan at $size, the shaders' network (TESSEL_VK_NATIVE=0, cooperative matrix)"
+  TESSEL_VK_NATIVE=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders.json"
 done
+export TESSEL_VK_NATIVE=0  # the rest measures the shaders' network
 step "tessel bench at 3840x2160, scalar path"
 TESSEL_VK_COOPMAT=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 100 --json "$OUT/bench_3840x2160_scalar.json"
 step "the fused block (TESSEL_VK_FUSED=1): agreement, then speed at 3840x2160"
@@ -72,7 +91,8 @@ step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1)"
 TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160.json"
 
 if [ "$mode" != quick ]; then
-  soak vulkan 3840x2160
+  soak vulkan 3840x2160 shaders
+  TESSEL_VK_NATIVE=1 soak vulkan 3840x2160 native
   soak hip 3840x2160
 fi
 echo

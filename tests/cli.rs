@@ -129,7 +129,10 @@ fn cpu_network_runs_a_package_and_hip_without_a_runtime_says_so() {
     let auto = d.path().join("auto");
     ok(&["replay", s(&frames), "--network", "auto", "--model", s(&model), "--out", s(&auto)]);
     let label = json(&auto.join("report.json"))["network"].as_str().unwrap().to_string();
-    assert!(label.starts_with("network: auto -> (hip: HIP runtime not present") || label.starts_with("network: auto -> cpu (no Vulkan: "), "{label}");
+    assert!(
+        label.starts_with("network: auto -> (native kernels in Vulkan: ") && label.contains("hip: HIP runtime not present") || label.starts_with("network: auto -> cpu (no Vulkan: "),
+        "{label}"
+    );
     assert!(!label.contains('\n'), "{label}");
     // A model path that does not exist is named in the error.
     let nowhere = d.path().join("nowhere");

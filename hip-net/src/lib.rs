@@ -13,6 +13,8 @@
 //! - [`buffer`]: [`DeviceBuffer`] and [`ExternalMemory`] (a Vulkan OPAQUE_FD import).
 //! - [`module`]: [`Module`] (PTX or HSACO), [`Function::launch`], [`require_kernels`].
 //! - [`plan`]: the network as a list of kernel launches built from the model's config.
+//! - [`in_vulkan`]: the same launches inside the Vulkan engine's command buffer
+//!   (VK_NVX_binary_import on NVIDIA): no second runtime in the frame, no handoff.
 //!
 //! Every handle holds an `Arc<Context>`; every failure is a [`HipError`] naming the call and the
 //! runtime's error name; nothing panics when a library or symbol is missing, and `Drop` records
@@ -22,6 +24,7 @@ pub mod buffer;
 pub mod cuda;
 pub mod error;
 pub mod hip_sys;
+pub mod in_vulkan;
 pub mod module;
 pub mod network;
 pub mod plan;

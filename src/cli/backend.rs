@@ -155,23 +155,29 @@ pub fn open_backend(
         NetworkChoice::Vulkan => {
             let pkg = model.ok_or_else(no_model)?;
             let shared = vulkan_device().map_err(|e| anyhow::anyhow!("--network vulkan: {e}"))?;
-            open_vulkan(&shared, pkg, settings, capacity, output, "")
+            Ok(Box::new(open_vulkan(&shared, pkg, settings, capacity, output, "")?))
         }
         NetworkChoice::Auto => {
             let pkg = model.ok_or_else(no_model)?;
-            // The native network with fused matrix-core kernels is the faster one (BENCHMARKS.md:
-            // 1.49 ms against Vulkan's 6.53 ms at 3840x2160 on the H200); with portable kernels
-            // only, it is the slower one. Auto takes hip where the fused kernels run, else Vulkan,
-            // and says why either way; a hip that fails to open falls back to Vulkan, saying why.
+            // The native network with fused matrix-core kernels is the faster network (BENCHMARKS.md,
+            // H200 at 3840x2160: 1.21 ms against the Vulkan shaders' 6.50 ms). Inside the Vulkan
+            // command buffer (VK_NVX_binary_import) it needs no handoff, so auto takes that first;
+            // then hip between the Vulkan front and back where the fused kernels run; else the
+            // Vulkan shaders. It says why either way; a hip that fails to open falls back to
+            // Vulkan, saying why.
             let vk = vulkan_device().map_err(anyhow::Error::msg).and_then(|s| {
-                let why = match crate::cli::hip::matrix_for(&s) {
-                    Ok(m) => match open_hip(&s, pkg, settings, capacity, output, &format!("auto -> (fused {} kernels, the faster network) ", m.describe())) {
-                        Ok(b) => return Ok(b),
-                        Err(e) => format!("auto -> (hip failed to open: {}) ", one_line(&format!("{e:#}"))),
-                    },
-                    Err(why) => format!("auto -> (hip: {why}) "),
+                let why = match hip_net::in_vulkan::target(&s) {
+                    Ok((_, m)) => return Ok(Box::new(open_vulkan(&s, pkg, settings, capacity, output, &format!("auto -> (native {} kernels in the Vulkan command buffer: the faster network, no handoff) ", m.describe()))?) as Box<dyn Backend>),
+                    Err(no) => no,
                 };
-                open_vulkan(&s, pkg, settings, capacity, output, &why)
+                let why = match crate::cli::hip::matrix_for(&s) {
+                    Ok(m) => match open_hip(&s, pkg, settings, capacity, output, &format!("auto -> (native kernels in Vulkan: {why}; hip: fused {} kernels, the faster network) ", m.describe())) {
+                        Ok(b) => return Ok(b),
+                        Err(e) => format!("auto -> (native kernels in Vulkan: {why}; hip failed to open: {}) ", one_line(&format!("{e:#}"))),
+                    },
+                    Err(no) => format!("auto -> (native kernels in Vulkan: {why}; hip: {no}) "),
+                };
+                Ok(Box::new(open_vulkan(&s, pkg, settings, capacity, output, &why)?) as Box<dyn Backend>)
             });
             match vk {
                 Ok(b) => Ok(b),

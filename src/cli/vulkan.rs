@@ -46,7 +46,10 @@ pub struct VulkanBackend {
     pub(crate) name: &'static str,
 }
 
-/// Loads `pkg` on the device and makes a runner for frames up to `capacity` at `output`.
+/// Loads `pkg` on the device and makes a runner for frames up to `capacity` at `output`. Where
+/// the device launches native kernels from a command buffer (VK_NVX_binary_import), the network
+/// runs as the native network's fused kernels inside the frame's command buffer
+/// (`TESSEL_VK_NATIVE=0`: the shaders); the label says which and why.
 pub fn open_vulkan(
     shared: &Arc<DeviceShared>,
     pkg: &ModelPackage,
@@ -54,15 +57,26 @@ pub fn open_vulkan(
     capacity: (usize, usize),
     output: (usize, usize),
     why: &str,
-) -> Result<Box<dyn Backend>> {
+) -> Result<VulkanBackend> {
     let model = Model::new(shared, pkg).with_context(|| format!("loading model '{}' on Vulkan device {}", pkg.name, shared.caps.name))?;
-    let runner = Runner::new(&model, settings.clone(), capacity, output)
+    let mut runner = Runner::new(&model, settings.clone(), capacity, output)
         .with_context(|| format!("Vulkan engine for {}x{} -> {}x{}", capacity.0, capacity.1, output.0, output.1))?;
+    let native = hip_net::in_vulkan::attach(&mut runner.engine, pkg);
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
-    let fused: Vec<String> = model.fused.iter().enumerate().filter_map(|(l, f)| f.map(|s| format!("{l} ({s})"))).collect();
-    let fused = if fused.is_empty() { String::new() } else { format!(", fused blocks on levels {} (TESSEL_VK_FUSED=1)", fused.join(", ")) };
-    let label = format!("network: {why}vulkan on {}{fused}; model '{}'{trained}", device_line(&shared.caps, &model.path), pkg.name);
-    Ok(Box::new(VulkanBackend { runner, label, model: pkg.name.clone(), name: "vulkan" }))
+    let network = match &native {
+        Ok(d) => format!("network: native kernels in the command buffer ({d}; VK_NVX_binary_import; TESSEL_VK_NATIVE=0 for the shaders)"),
+        Err(no) => {
+            let fused: Vec<String> = model.fused.iter().enumerate().filter_map(|(l, f)| f.map(|s| format!("{l} ({s})"))).collect();
+            let fused = if fused.is_empty() { String::new() } else { format!(", fused blocks on levels {} (TESSEL_VK_FUSED=1)", fused.join(", ")) };
+            let coop = match &model.path {
+                NetPath::CoopMat => "cooperative matrix f16 16x16x16".to_string(),
+                NetPath::Scalar { why } => format!("scalar path: {why}"),
+            };
+            format!("network: shaders ({coop}{fused}; native kernels: {no})")
+        }
+    };
+    let label = format!("network: {why}vulkan on {}, {network}; model '{}'{trained}", device_line(&shared.caps, &model.path), pkg.name);
+    Ok(VulkanBackend { runner, label, model: pkg.name.clone(), name: "vulkan" })
 }
 
 impl Backend for VulkanBackend {

@@ -31,6 +31,8 @@ pub struct Caps {
     pub external_memory_fd: bool,
     /// VK_KHR_external_semaphore_fd.
     pub external_semaphore_fd: bool,
+    /// VK_NVX_binary_import: CUDA modules (PTX) launched from a command buffer (NVIDIA).
+    pub binary_import: bool,
     pub timestamp_period_ns: f32,
     pub timestamps: bool,
 }
@@ -42,7 +44,7 @@ impl Caps {
     /// The one-line summary printed at start-up and by `tessel info`.
     pub fn summary(&self) -> String {
         format!(
-            "{} ({}; Vulkan {}.{}.{}): f16 storage {}, f16 math {}, subgroup {}, shared memory {} KiB, cooperative matrix {}, exportable memory {}, external semaphores {}",
+            "{} ({}; Vulkan {}.{}.{}): f16 storage {}, f16 math {}, subgroup {}, shared memory {} KiB, cooperative matrix {}, exportable memory {}, external semaphores {}, CUDA modules (VK_NVX_binary_import) {}",
             self.name,
             self.driver,
             self.api.0,
@@ -55,6 +57,7 @@ impl Caps {
             if self.coopmat_f16_16 { "f16 16x16x16" } else { "no" },
             yes(self.external_memory_fd),
             yes(self.external_semaphore_fd),
+            yes(self.binary_import),
         )
     }
 
@@ -101,6 +104,8 @@ pub struct DeviceShared {
     pub mem_props: vk::PhysicalDeviceMemoryProperties,
     pub ext_memory_fd: Option<ash::khr::external_memory_fd::Device>,
     pub ext_semaphore_fd: Option<ash::khr::external_semaphore_fd::Device>,
+    /// VK_NVX_binary_import, enabled where present (the native network in the command buffer).
+    pub binary_import: Option<ash::nvx::binary_import::Device>,
     /// VK_KHR_pipeline_executable_properties, enabled when TESSEL_PIPELINE_STATS=1 and present.
     pub exec_props: Option<ash::khr::pipeline_executable_properties::Device>,
 }
@@ -179,6 +184,7 @@ fn query_caps(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevi
             coopmat_f16_16,
             external_memory_fd: has_ext(&exts, ash::khr::external_memory_fd::NAME),
             external_semaphore_fd: has_ext(&exts, ash::khr::external_semaphore_fd::NAME),
+            binary_import: has_ext(&exts, ash::nvx::binary_import::NAME),
             timestamp_period_ns: p.limits.timestamp_period,
             timestamps: ts_bits > 0 && p.limits.timestamp_compute_and_graphics == vk::TRUE,
         }
@@ -281,6 +287,9 @@ impl DeviceShared {
         if caps.coopmat_f16_16 {
             ext_names.push(ash::khr::cooperative_matrix::NAME.as_ptr());
         }
+        if caps.binary_import {
+            ext_names.push(ash::nvx::binary_import::NAME.as_ptr());
+        }
         let exts = unsafe { instance.enumerate_device_extension_properties(pd) }.unwrap_or_default();
         let stats = std::env::var("TESSEL_PIPELINE_STATS").is_ok_and(|v| v == "1") && has_ext(&exts, ash::khr::pipeline_executable_properties::NAME);
         if stats {
@@ -316,8 +325,9 @@ impl DeviceShared {
         let mem_props = unsafe { instance.get_physical_device_memory_properties(pd) };
         let ext_memory_fd = caps.external_memory_fd.then(|| ash::khr::external_memory_fd::Device::new(&instance, &device));
         let ext_semaphore_fd = caps.external_semaphore_fd.then(|| ash::khr::external_semaphore_fd::Device::new(&instance, &device));
+        let binary_import = caps.binary_import.then(|| ash::nvx::binary_import::Device::new(&instance, &device));
         let exec_props = stats.then(|| ash::khr::pipeline_executable_properties::Device::new(&instance, &device));
-        Ok(Arc::new(DeviceShared { entry, instance, physical: pd, device, queue, queue_family, caps, mem_props, ext_memory_fd, ext_semaphore_fd, exec_props }))
+        Ok(Arc::new(DeviceShared { entry, instance, physical: pd, device, queue, queue_family, caps, mem_props, ext_memory_fd, ext_semaphore_fd, binary_import, exec_props }))
     }
 
     /// Index of a memory type allowed by `bits` with `flags`.
@@ -350,6 +360,7 @@ mod tests {
             coopmat_f16_16: false,
             external_memory_fd: true,
             external_semaphore_fd: false,
+            binary_import: false,
             timestamp_period_ns: 1.0,
             timestamps: true,
         }

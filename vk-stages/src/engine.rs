@@ -20,6 +20,7 @@ use crate::device::DeviceShared;
 use crate::error::{Check, Result, VkError};
 use crate::memory::{Buffer, Location};
 use crate::model::Model;
+use crate::native::NativeNetwork;
 use crate::params::{FrameParams, FRAME_PARAMS_BYTES};
 use crate::plan::{NetBuffers, PlanBuilder, Push, Step};
 
@@ -120,6 +121,9 @@ pub struct Engine {
     pub external_network: bool,
     next_query: u32,
     plan: Vec<Step>,
+    /// Native kernels that replace the shaders' network (`set_native`), where the device runs
+    /// them inside the command buffer.
+    native: Option<NativeNetwork>,
     fb: FrontBack,
 }
 
@@ -202,24 +206,35 @@ impl Engine {
             write_marker: false,
             next_query: 0,
             plan: Vec::new(),
+            native: None,
             fb,
             shared,
         };
-        engine.plan = PlanBuilder {
-            model,
-            dims: (0..cfg.levels()).map(|l| grid.level_dims(l)).collect(),
-            bufs: NetBuffers {
-                tokens: engine.tokens.address,
-                head: engine.head.address,
-                x: engine.x.iter().map(|b| b.address).collect(),
-                qkv: engine.qkv.address,
-                attn: engine.attn.address,
-                hidden: engine.hidden.address,
-            },
-            steps: Vec::new(),
-        }
-        .build();
+        engine.plan = PlanBuilder { model, dims: (0..cfg.levels()).map(|l| grid.level_dims(l)).collect(), bufs: engine.net_buffers(), steps: Vec::new() }.build();
         Ok(engine)
+    }
+
+    /// Addresses of the network's buffers (token, head, activations, scratch): what a plan of
+    /// native kernels runs on.
+    pub fn net_buffers(&self) -> NetBuffers {
+        NetBuffers {
+            tokens: self.tokens.address,
+            head: self.head.address,
+            x: self.x.iter().map(|b| b.address).collect(),
+            qkv: self.qkv.address,
+            attn: self.attn.address,
+            hidden: self.hidden.address,
+        }
+    }
+
+    /// Runs the network as native kernels from now on (made for this engine's buffers).
+    pub fn set_native(&mut self, native: NativeNetwork) {
+        self.native = Some(native);
+    }
+
+    /// The native network in use, if any.
+    pub fn native(&self) -> Option<&NativeNetwork> {
+        self.native.as_ref()
     }
 
     fn d(&self) -> &ash::Device {
@@ -257,7 +272,10 @@ impl Engine {
     pub fn timestamp_labels(&self) -> Vec<String> {
         let mut v: Vec<String> = ["front start", "prepared", "tokens written"].map(String::from).to_vec();
         if self.profile {
-            v.extend(self.plan.iter().filter_map(|s| s.profile_label.clone()));
+            match &self.native {
+                Some(n) => v.extend(n.launches().map(|l| l.label.clone())),
+                None => v.extend(self.plan.iter().filter_map(|s| s.profile_label.clone())),
+            }
         }
         v.push("head written".into());
         v.push("back done".into());
@@ -265,7 +283,11 @@ impl Engine {
     }
 
     /// Cost (bytes, FLOPs) of each profiled network step, in the order of the per-layer times.
+    /// (None for native kernels: their fused launches have no entry in the shaders' cost table.)
     pub fn layer_costs(&self) -> Vec<crate::plan::Cost> {
+        if self.native.is_some() {
+            return Vec::new();
+        }
         self.plan.iter().filter(|s| s.profile_label.is_some()).map(|s| s.cost).collect()
     }
 
@@ -418,6 +440,18 @@ impl Engine {
     /// Replays the plan built at creation: no allocation, only pushes, dispatches and barriers.
     pub fn record_network(&mut self, cmd: vk::CommandBuffer) -> Result<()> {
         let cur = self.current.ok_or_else(|| VkError::Size("record_network before record_front".into()))?;
+        if let Some(native) = self.native.take() {
+            let shared = self.shared.clone();
+            let profile = self.profile;
+            native.record(&shared, cmd, cur.phase, || {
+                if profile {
+                    self.timestamp(cmd);
+                }
+            });
+            self.native = Some(native);
+            self.timestamp(cmd);
+            return Ok(());
+        }
         let plan = std::mem::take(&mut self.plan);
         for step in &plan {
             let mut push = step.push;

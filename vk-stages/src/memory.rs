@@ -167,6 +167,18 @@ impl Buffer {
     }
 }
 
+/// A device-local buffer holding `bytes` (through a staging buffer; load time only: it submits
+/// and waits).
+pub fn upload(shared: &Arc<DeviceShared>, name: &'static str, bytes: &[u8]) -> Result<Buffer> {
+    let buf = Buffer::new(shared, name, bytes.len() as u64, Location::Device, false)?;
+    let mut staging = Buffer::new(shared, "staging", bytes.len() as u64, Location::Host, false)?;
+    staging.bytes_mut()[..bytes.len()].copy_from_slice(bytes);
+    crate::model::submit_once(shared, |cmd| unsafe {
+        shared.device.cmd_copy_buffer(cmd, staging.buffer, buf.buffer, &[vk::BufferCopy::default().size(bytes.len() as u64)]);
+    })?;
+    Ok(buf)
+}
+
 impl Drop for Buffer {
     fn drop(&mut self) {
         unsafe {

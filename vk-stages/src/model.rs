@@ -11,7 +11,7 @@ use tessel_model::package::ModelPackage;
 use crate::bindings as b;
 use crate::device::DeviceShared;
 use crate::error::{Check, Result, VkError};
-use crate::memory::{Buffer, Location};
+use crate::memory::Buffer;
 use crate::pipelines::{Pipelines, Variant};
 
 /// Which linear-layer variant (docs: shaders/linear.comp).
@@ -211,13 +211,7 @@ impl Model {
     pub fn new(shared: &Arc<DeviceShared>, pkg: &ModelPackage) -> Result<Arc<Model>> {
         check_config(&pkg.name, &pkg.config)?;
         let (blob, offsets) = pkg.device_blob();
-        let weights = Buffer::new(shared, "weights", blob.len() as u64, Location::Device, false)?;
-        let mut staging = Buffer::new(shared, "weights staging", blob.len() as u64, Location::Host, false)?;
-        staging.bytes_mut()[..blob.len()].copy_from_slice(&blob);
-        submit_once(shared, |cmd| unsafe {
-            shared.device.cmd_copy_buffer(cmd, staging.buffer, weights.buffer, &[vk::BufferCopy::default().size(blob.len() as u64)]);
-        })?;
-        drop(staging);
+        let weights = crate::memory::upload(shared, "weights", &blob)?;
         let layers = Layers::new(&pkg.config);
         let path = choose_path(shared);
         let mut pipelines = Pipelines::new(shared)?;

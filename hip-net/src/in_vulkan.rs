@@ -1,0 +1,72 @@
+//! The native network inside the Vulkan engine's command buffer (NVIDIA, VK_NVX_binary_import):
+//! the same PTX, weights and plan as [`crate::Network`], launched by the engine between its
+//! front and back with no other runtime in the frame and so no handoff. The CUDA driver is asked
+//! once, at attach, for the device's compute capability (which PTX to hand over); the frame
+//! itself never touches it.
+//!
+//! Kill switch: `TESSEL_VK_NATIVE=0` keeps the shaders' network.
+
+use std::collections::HashMap;
+
+use tessel_model::config::PHASES;
+use tessel_model::package::ModelPackage;
+use vk_stages::native::{NativeKernel, NativeLaunch, NativeNetwork};
+use vk_stages::{DeviceShared, Engine};
+
+use crate::module::{code_object_for, require_kernels};
+use crate::network::matrix_choice;
+use crate::platform::{match_uuid, Prefer, Runtime};
+
+/// The code object and matrix-core path the native network would run with inside a command
+/// buffer on `shared`, or why it cannot, in a few words: the kill switch, no
+/// VK_NVX_binary_import, no CUDA driver to tell the architecture, no matrix-core kernels for it.
+/// Only enumerates devices: no context is created.
+pub fn target(shared: &DeviceShared) -> Result<(&'static tessel_kernels::CodeObject, tessel_kernels::Matrix), String> {
+    if std::env::var("TESSEL_VK_NATIVE").is_ok_and(|v| v == "0") {
+        return Err("off: TESSEL_VK_NATIVE=0".into());
+    }
+    let caps = &shared.caps;
+    if !caps.binary_import {
+        return Err(format!("{} has no VK_NVX_binary_import", caps.name));
+    }
+    let one = |e: &dyn std::fmt::Display| e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+    let rt = Runtime::open(Prefer::Cuda).map_err(|e| format!("the CUDA driver, which tells the compute capability, is not present: {}", one(&e)))?;
+    let devices = rt.devices().map_err(|e| one(&e))?;
+    let ordinal = match_uuid(&devices, caps.uuid).map_err(|e| one(&e))?;
+    let arch = &devices.iter().find(|d| d.ordinal == ordinal).ok_or("the matched device is not in the driver's list")?.arch;
+    let object = code_object_for(arch).map_err(|e| one(&e))?;
+    let matrix = matrix_choice(object.target).map_err(|why| format!("matrix kernels {why} ({arch})"))?;
+    Ok((object, matrix))
+}
+
+/// Builds the native network for `engine`'s buffers and installs it; returns the start-up
+/// line's words ("fused mma.sync m16n8k16 kernels, sm_90 PTX, 12 launches"), or why not.
+pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String> {
+    let (object, matrix) = target(&engine.model.shared)?;
+    let cfg = &pkg.config;
+    let (blob, offsets) = crate::weights::device_blob(pkg);
+    let names: Vec<&str> = object.kernels.iter().map(|k| k.name).collect();
+    let needed = tessel_kernels::kernels_for(object.target);
+    require_kernels(&names, &needed).map_err(|e| e.to_string())?;
+    // Only the kernels the plan launches: the 48 KiB limit applies to what runs.
+    let probe = crate::plan::build(cfg, &engine.grid, &engine.net_buffers(), &offsets, true);
+    let mut kernels: Vec<NativeKernel> = Vec::new();
+    for l in &probe {
+        if !kernels.iter().any(|k| k.name == l.kernel) {
+            let info = object.kernels.iter().find(|k| k.name == l.kernel).ok_or_else(|| format!("kernel {} is not in the {} code object", l.kernel, object.target))?;
+            kernels.push(NativeKernel { name: info.name, shared_bytes: info.lds });
+        }
+    }
+    let describe = format!("fused {} kernels, {} PTX, {} launches", matrix.describe(), object.target, probe.len());
+    let mut native = NativeNetwork::new(&engine.model.shared, object.bytes, &kernels, &blob, describe.clone()).map_err(|e| e.to_string())?;
+    let base = native.weights.address;
+    let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, base + v)).collect();
+    let plan = crate::plan::build(cfg, &engine.grid, &engine.net_buffers(), &tensors, true);
+    let launches = plan
+        .iter()
+        .map(|l| NativeLaunch { label: l.label.clone(), kernel: l.kernel.to_string(), grid: l.grid, block: l.block, args: (0..PHASES).map(|p| l.arg_bytes(p)).collect() })
+        .collect();
+    native.set_launches(launches).map_err(|e| e.to_string())?;
+    engine.set_native(native);
+    Ok(describe)
+}

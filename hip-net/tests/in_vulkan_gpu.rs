@@ -1,0 +1,138 @@
+//! The native network inside the Vulkan command buffer (VK_NVX_binary_import, NVIDIA): the same
+//! kernels and plan as hip-net's own network, launched by the engine between its front and back.
+//! Checked against the Vulkan shaders' frame (>= 50 dB on every frame of 300, with resets), its
+//! head against the CPU reference on the golden cases (>= 60 dB), then timed at 3840x2160 beside
+//! the shaders' frame. Skips loudly without the extension or the CUDA driver.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tessel_model::frame::FrameData;
+use tessel_model::metrics::{psnr_range, psnr_tm, tonemapped_rgb};
+use tessel_model::network::Network;
+use tessel_model::package::ModelPackage;
+use tessel_model::pipeline::{HeadSource, Upscaler};
+use tessel_model::sequence::{Sequence, Settings};
+use vk_stages::runner::ReadBack;
+use vk_stages::{DeviceShared, Model, Runner};
+
+fn shipped() -> ModelPackage {
+    ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tessel-v6")).unwrap()
+}
+
+fn frame(rw: usize, rh: usize, t: usize) -> FrameData {
+    let mut color = vec![0.0f32; rw * rh * 4];
+    for y in 0..rh {
+        for x in 0..rw {
+            let fx = x as f32 + 0.9 * t as f32;
+            let i = (y * rw + x) * 4;
+            color[i] = 0.4 + 0.3 * (fx * 0.23).sin() * (y as f32 * 0.11).cos();
+            color[i + 1] = 0.3 + 0.2 * ((fx + y as f32) * 0.07).sin();
+            color[i + 2] = 2.0 * ((fx * 0.3).cos().max(0.0)).powi(8);
+            color[i + 3] = 1.0;
+        }
+    }
+    let motion = vec![-0.9f32, 0.0].repeat(rw * rh);
+    let depth = (0..rw * rh).map(|i| 0.3 + 0.4 * ((i % rw) as f32 / rw as f32)).collect();
+    let jitter = [((t * 3) % 8) as f32 / 8.0 - 0.4375, ((t * 5) % 8) as f32 / 8.0 - 0.4375];
+    FrameData { render: (rw, rh), color, motion, depth, jitter, reset: t % 100 == 0, reference: None }
+}
+
+/// A runner on the shaders' network and one with the native network attached, or None (said).
+fn runners(pkg: &ModelPackage, settings: &Settings, render: (usize, usize), out: (usize, usize)) -> Option<(Runner, Runner, String)> {
+    let shared = match DeviceShared::open() {
+        Ok(s) => s,
+        Err(e) => {
+            println!("skipped: no Vulkan device ({e})");
+            return None;
+        }
+    };
+    if let Err(why) = hip_net::in_vulkan::target(&shared) {
+        println!("skipped: no native kernels in a Vulkan command buffer ({why})");
+        return None;
+    }
+    let model = Model::new(&shared, pkg).unwrap();
+    let plain = Runner::new(&model, settings.clone(), render, out).unwrap();
+    let mut native = Runner::new(&model, settings.clone(), render, out).unwrap();
+    let describe = hip_net::in_vulkan::attach(&mut native.engine, pkg).expect("the native network attaches where its target is present");
+    println!("{}: native network {describe}", shared.caps.name);
+    Some((plain, native, describe))
+}
+
+#[test]
+fn native_network_in_vulkan_matches_the_shaders_frame() {
+    let pkg = shipped();
+    let Some((mut plain, mut native, _)) = runners(&pkg, &Settings::default(), (96, 54), (192, 108)) else { return };
+    let mut worst = f64::MAX;
+    for t in 0..300 {
+        let f = frame(96, 54, t);
+        let (a, _) = plain.evaluate(&f).unwrap();
+        let (b, _) = native.evaluate(&f).unwrap();
+        assert!(b.output.iter().all(|v| v.is_finite()), "frame {t}: non-finite output");
+        let p = psnr_tm(&tonemapped_rgb(&a.output, 1.0), &tonemapped_rgb(&b.output, 1.0));
+        worst = worst.min(p);
+        assert!(p >= 50.0, "frame {t}: {p:.1} dB against the shaders' frame");
+    }
+    println!("300 frames (resets at 0, 100, 200): native in Vulkan against the shaders' frame, worst {worst:.1} dB");
+}
+
+#[test]
+fn native_network_in_vulkan_matches_the_cpu_reference_on_golden_cases() {
+    let root = std::env::var_os("TESSEL_GOLDEN_DIR").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../model/tests/golden"));
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().path()).filter(|p| p.join("golden.json").is_file()).collect();
+    cases.sort();
+    assert!(!cases.is_empty(), "no golden cases in {}", root.display());
+    for case in cases {
+        let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(case.join("golden.json")).unwrap()).unwrap();
+        let pkg = ModelPackage::read(&golden["model"].as_str().map(|d| case.join(d)).unwrap_or_else(|| root.join("../../../models/tessel-v6"))).unwrap();
+        let seq = Sequence::open(&case.join("frames.json")).unwrap();
+        let capacity = (0..seq.len()).map(|i| seq.load_frame(i).unwrap().render).fold((1, 1), |a, r| (a.0.max(r.0), a.1.max(r.1)));
+        let Some((_, mut gpu, _)) = runners(&pkg, seq.settings(), capacity, seq.output()) else { return };
+        gpu.read = ReadBack { tokens: true, head: true, history: false };
+        let mut cpu = Upscaler::new(HeadSource::Network(Arc::new(Network::from_package(&pkg))), seq.settings().clone(), seq.output());
+        let e = seq.settings().exposure.value().unwrap_or(1.0);
+        for i in 0..seq.len() {
+            let f = seq.load_frame(i).unwrap();
+            let c = cpu.evaluate(&f);
+            let (g, _) = gpu.evaluate(&f).unwrap();
+            let h = psnr_range(&g.head, &c.head);
+            let im = psnr_tm(&tonemapped_rgb(&g.output, e), &tonemapped_rgb(&c.output, e));
+            println!("{} frame {i}: head {h:.1} dB, image {im:.1} dB against the CPU reference", case.file_name().unwrap().to_string_lossy());
+            assert!(h >= 60.0 && im >= 50.0, "head {h:.1} dB (>= 60), image {im:.1} dB (>= 50)");
+        }
+    }
+}
+
+#[test]
+fn native_network_in_vulkan_latency_at_4k() {
+    let pkg = shipped();
+    let (render, out) = ((1920, 1080), (3840, 2160));
+    let Some((mut plain, mut native, _)) = runners(&pkg, &Settings::default(), render, out) else { return };
+    for (name, r) in [("shaders", &mut plain), ("native in Vulkan", &mut native)] {
+        r.read_output = false;
+        let f = frame(render.0, render.1, 1);
+        r.upload(&f).unwrap();
+        let input = |t: usize| vk_stages::FrameInput {
+            render,
+            jitter: f.jitter,
+            reset: t == 0,
+            exposure: Settings::default().exposure,
+            motion_units: Settings::default().motion_units,
+            depth_inverted: Settings::default().depth_inverted,
+        };
+        let (mut frame_ms, mut net) = (Vec::new(), Vec::new());
+        for t in 0..120 {
+            let (_, g) = r.run(&input(t)).unwrap();
+            if t >= 20 {
+                frame_ms.push(g.frame_ms);
+                net.push(g.network_ms);
+            }
+        }
+        println!("{name}: frame {:.3} ms, network {:.3} ms (GPU timestamps, median of 100)", median(frame_ms), median(net));
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
