@@ -278,14 +278,17 @@ TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint warp, 
         for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.embed_b, 8 * j, t);
         if (in == 2 * TS_ROW_WORDS) {
 #pragma unroll 1
-            for (ts_uint kt = 0; kt < 2 * TS_ROW_WORDS / 16; kt++) {
-                ts_uint w = 8 * (kt % 4);
-                if (kt % 4 == 0) rows_copy<false>(p, rows, (ts_half*)p.tokens, warp, kt / 4);
-                ts_uint a[4] = {rows[g][w + t], rows[g + 8][w + t], rows[g][w + t + 4], rows[g + 8][w + t + 4]};
+            for (ts_uint half = 0; half < 2; half++) {
+                rows_copy<false>(p, rows, (ts_half*)p.tokens, warp, half);
 #pragma unroll
-                for (int j = 0; j < C / 8; j++) {
-                    ts_uint2 b = *ts_frag(p.embed_w, j, in / 16, kt);
-                    ts_mma(xr[j], a, b.x, b.y);
+                for (ts_uint k4 = 0; k4 < 4; k4++) {
+                    ts_uint kt = 4 * half + k4, w = 8 * k4;
+                    ts_uint a[4] = {rows[g][w + t], rows[g + 8][w + t], rows[g][w + t + 4], rows[g + 8][w + t + 4]};
+#pragma unroll
+                    for (int j = 0; j < C / 8; j++) {
+                        ts_uint2 b = *ts_frag(p.embed_w, j, in / 16, kt);
+                        ts_mma(xr[j], a, b.x, b.y);
+                    }
                 }
             }
             return;
@@ -326,33 +329,37 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
     bool staged = p.pixel_w && p.p == 8;
     block_norm<C>(xr, p.head_norm_w, p.head_norm_b, t, an);
 #pragma unroll 1
-    for (int nt = 0; nt < TS_TOKEN_PIXELS; nt++) {
+    for (int half = 0; half < 2; half++) {
         // Pixels 0-7 and 8-15 are the two column halves of the rows.
-        if (nt % 8 == 0 && staged) rows_copy<false>(p, rows, (ts_half*)p.tokens, warp, nt / 8);
-        ts_uint w = 4 * (nt % 8);
-        float d[4];
-        bias_tile(d, p.head_b, 8 * nt, t);
-        ts_mma_frag<KT>(d, an, ts_frag(p.head_w, nt, KT, 0));
-        if (p.pixel_w) {
-            float pb0 = (float)p.pixel_b[2 * t], pb1 = (float)p.pixel_b[2 * t + 1];
-            d[0] += pb0;
-            d[1] += pb1;
-            d[2] += pb0;
-            d[3] += pb1;
-            if (staged) {
-                ts_mma_k8(d, rows[g][w + t], rows[g + 8][w + t], ((const ts_uint*)p.pixel_w)[ts_lane()]);
-            } else {
-                for (ts_uint kt = 0; kt < p.p / 8; kt++) {
-                    ts_uint q = 8 * kt + 2 * t;
-                    ts_uint a0 = ts_ld2(p.tokens + (tok0 * TS_TOKEN_PIXELS + nt) * p.p + q);
-                    ts_uint a1 = ts_ld2(p.tokens + (tok1 * TS_TOKEN_PIXELS + nt) * p.p + q);
-                    ts_mma_k8(d, a0, a1, ((const ts_uint*)p.pixel_w)[kt * 32 + ts_lane()]);
+        if (staged) rows_copy<false>(p, rows, (ts_half*)p.tokens, warp, half);
+#pragma unroll 4
+        for (int n8 = 0; n8 < 8; n8++) {
+            int nt = 8 * half + n8;
+            ts_uint w = 4 * n8;
+            float d[4];
+            bias_tile(d, p.head_b, 8 * nt, t);
+            ts_mma_frag<KT>(d, an, ts_frag(p.head_w, nt, KT, 0));
+            if (p.pixel_w) {
+                float pb0 = (float)p.pixel_b[2 * t], pb1 = (float)p.pixel_b[2 * t + 1];
+                d[0] += pb0;
+                d[1] += pb1;
+                d[2] += pb0;
+                d[3] += pb1;
+                if (staged) {
+                    ts_mma_k8(d, rows[g][w + t], rows[g + 8][w + t], ((const ts_uint*)p.pixel_w)[ts_lane()]);
+                } else {
+                    for (ts_uint kt = 0; kt < p.p / 8; kt++) {
+                        ts_uint q = 8 * kt + 2 * t;
+                        ts_uint a0 = ts_ld2(p.tokens + (tok0 * TS_TOKEN_PIXELS + nt) * p.p + q);
+                        ts_uint a1 = ts_ld2(p.tokens + (tok1 * TS_TOKEN_PIXELS + nt) * p.p + q);
+                        ts_mma_k8(d, a0, a1, ((const ts_uint*)p.pixel_w)[kt * 32 + ts_lane()]);
+                    }
                 }
             }
+            rows[g][w + t] = ts_pack(d[0], d[1]);
+            rows[g + 8][w + t] = ts_pack(d[2], d[3]);
         }
-        rows[g][w + t] = ts_pack(d[0], d[1]);
-        rows[g + 8][w + t] = ts_pack(d[2], d[3]);
-        if (nt % 8 == 7) rows_copy<true>(p, rows, p.head, warp, nt / 8);
+        rows_copy<true>(p, rows, p.head, warp, half);
     }
 }
 

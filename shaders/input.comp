@@ -57,7 +57,15 @@ void main() {
     vec4 e4 = vec4(0.0);
     for (int p = 0; p < P; p++) {
         float acc = 0.0;
-        for (int i = 0; i < TS_FEATURES; i++) acc += float(pc.weight.v[p * TS_FEATURES + i]) * f[i];
+        // A row of 16 weights is four 8-byte loads (the tensor is 256-byte aligned): a quarter
+        // of the load instructions of per-half loads, the same sums in the same order.
+        for (int i = 0; i < TS_FEATURES / 4; i++) {
+            vec4 w = vec4(F16x4Buf(pc.weight).v[p * (TS_FEATURES / 4) + i]);
+            acc += w.x * f[4 * i];
+            acc += w.y * f[4 * i + 1];
+            acc += w.z * f[4 * i + 2];
+            acc += w.w * f[4 * i + 3];
+        }
         acc += float(pc.bias.v[p]);
         if (P % 4 == 0) {
             e4[p % 4] = silu(acc);

@@ -35,8 +35,9 @@ void main() {
     if (uint64_t(pc.head) != 0ul) {
         uint token = (xy.y / TS_TOKEN) * pc.padded_w + xy.x / TS_TOKEN;
         uint hi = (token * (TS_TOKEN * TS_TOKEN) + (xy.y % TS_TOKEN) * TS_TOKEN + xy.x % TS_TOKEN) * TS_HEAD_CHANNELS;
-        float h[TS_HEAD_CHANNELS];
-        for (int k = 0; k < TS_HEAD_CHANNELS; k++) h[k] = float(pc.head.v[hi + k]);
+        // Eight halves per pixel (16-byte aligned): two 8-byte loads.
+        vec4 h0 = vec4(F16x4Buf(pc.head).v[hi / 4]), h1 = vec4(F16x4Buf(pc.head).v[hi / 4 + 1]);
+        float h[TS_HEAD_CHANNELS] = float[](h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w);
         blend = sigmoid(h[0]);
         sigma = exp(clamp(h[1], -2.5, 1.0));
         strength = sigmoid(h[2]);
