@@ -15,6 +15,7 @@ layout(push_constant) uniform PC {
     F16Buf bias;     // pixel_embed.bias [P]
     F16Buf tokens;   // out
     uint padded_w;   // token grid width
+    F32Buf pos;      // the frame's position table (include/context.glsl)
 } pc;
 
 void main() {
@@ -32,7 +33,7 @@ void main() {
         for (int p = 0; p < P; p++) pc.tokens.v[base + p] = float16_t(0.0);
         return;
     }
-    PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist);
+    PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist, pc.pos);
     float f[TS_FEATURES];
     f[0] = ctx.c[4].r; f[1] = ctx.c[4].g; f[2] = ctx.c[4].b;
     f[3] = ctx.offset.x; f[4] = ctx.offset.y;

@@ -18,6 +18,7 @@ layout(push_constant) uniform PC {
     float fixed_blend;
     float fixed_sigma;
     float fixed_clamp;
+    F32Buf pos;         // the frame's position table (include/context.glsl)
 } pc;
 
 void main() {
@@ -28,7 +29,7 @@ void main() {
         pc.hist_state.s[pc.hist_write].valid = 1u;
     }
     if (xy.x >= fp.out_size.x || xy.y >= fp.out_size.y) return;
-    PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist_in);
+    PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist_in, pc.pos);
     float blend, sigma, strength;
     vec3 residual = vec3(0.0);
     vec2 memory = vec2(0.0);

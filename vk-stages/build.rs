@@ -28,11 +28,7 @@ fn main() {
         .collect();
     sources.sort();
     // The variant table: (name, source, defines). Every entry file once as itself, plus:
-    let extra: &[(&str, &str, &[&str])] = &[
-        // Devices without shaderFloat64 (the pixel positions' division corrected in f32).
-        ("input_nof64", "input.comp", &["TS_NO_F64"]),
-        ("reconstruct_nof64", "reconstruct.comp", &["TS_NO_F64"]),
-    ];
+    let extra: &[(&str, &str, &[&str])] = &[];
     let mut entries: Vec<(String, PathBuf, Vec<String>)> =
         sources.iter().map(|p| (p.file_stem().unwrap().to_str().unwrap().to_string(), p.clone(), vec![])).collect();
     for (name, src, defs) in extra {

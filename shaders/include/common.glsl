@@ -4,9 +4,6 @@
 #extension GL_EXT_shader_16bit_storage : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
-#ifndef TS_NO_F64
-#extension GL_EXT_shader_explicit_arithmetic_types_float64 : require
-#endif
 
 #include "bindings.h"
 

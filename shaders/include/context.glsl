@@ -57,27 +57,15 @@ vec4 hist_bilinear(F16Buf h, vec2 p, ivec2 size, int part) {
 }
 
 // prep_c: per render pixel (tonemapped exposed r, g, b, nearness); prep_m: motion (output px).
-// a / b rounded as IEEE f32 division rounds it. Vulkan allows '/' 2.5 ulp, and the nearest
-// sample is a floor of such a quotient: at a tie (3x output with jitter 1/6, say) one ulp decides
-// which sample is nearest, so the quotient is taken in f64 and rounded once, like the reference.
-// Devices without f64 (TS_NO_F64 variant) correct the quotient once with the exact fma residual,
-// which agrees except where the correction itself rounds the other way.
-float div_rn(float a, float b) {
-#ifdef TS_NO_F64
-    precise float q = a / b;
-    precise float rem = fma(-q, b, a);
-    precise float res = q + rem / b;
-    return res;
-#else
-    return float(double(a) / double(b));
-#endif
-}
-
-PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F16Buf hist) {
+// pos: the frame's position table, (x + 0.5) rw / W for every column x, then (y + 0.5) rh / H for
+// every row y, computed by the host with IEEE f32 division exactly as the reference does (the
+// nearest sample is a floor of it, and at a tie, 3x with jitter 1/6 say, one ulp decides; Vulkan
+// allows '/' 2.5 ulp).
+PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F16Buf hist, F32Buf pos) {
     PixelContext ctx;
     ivec2 r = ivec2(fp.render);
     ivec2 o = ivec2(fp.out_size);
-    precise vec2 pr = vec2(div_rn((float(xy.x) + 0.5) * float(r.x), float(o.x)), div_rn((float(xy.y) + 0.5) * float(r.y), float(o.y)));
+    precise vec2 pr = vec2(pos.v[xy.x], pos.v[o.x + xy.y]);
     vec2 j = fp.jitter;
     precise float ux = pr.x - j.x;
     precise float uy = pr.y - j.y;

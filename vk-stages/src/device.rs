@@ -375,7 +375,7 @@ mod tests {
         assert!(c.missing().unwrap().contains("16 KiB of compute shared memory (device has 8 KiB)"), "{:?}", c.missing());
         let c = Caps { api: (1, 2, 0), ..good() };
         assert!(c.missing().unwrap().contains("Vulkan 1.3"), "{:?}", c.missing());
-        // f64 is optional: the _nof64 shader variants take over.
+        // f64 is optional (no shader uses it).
         assert_eq!(Caps { float64: false, ..good() }.missing(), None);
     }
 }

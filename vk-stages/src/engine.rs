@@ -87,6 +87,11 @@ pub struct Engine {
     pub motion: Buffer,
     pub depth: Buffer,
     pub params: Buffer,
+    /// Per parameter slot, the frame's position table (shaders/include/context.glsl): output
+    /// columns then rows, f32, written by the host into the frame's command buffer.
+    positions: Buffer,
+    /// Where the host computes the table (allocated at creation).
+    position_scratch: Vec<f32>,
     partials: Buffer,
     prep_c: Buffer,
     prep_m: Buffer,
@@ -166,7 +171,7 @@ impl Engine {
         let timeline = unsafe { d.create_semaphore(&sinfo, None) }.call("vkCreateSemaphore")?;
         let fb = {
             let p = &model.pipelines;
-            let v = crate::model::fixed_variants(cfg.pixel_embed as u32, shared.caps.float64);
+            let v = crate::model::fixed_variants(cfg.pixel_embed as u32);
             FrontBack {
                 exposure_partial: p.get(&v[0]),
                 exposure_final: p.get(&v[1]),
@@ -184,6 +189,8 @@ impl Engine {
             motion: dev("motion input", rpix * 8)?,
             depth: dev("depth input", rpix * 4)?,
             params: dev("frame parameters", FRAME_PARAMS_BYTES * b::PARAM_SLOTS as u64)?,
+            positions: dev("position tables", Self::positions_bytes(output) * b::PARAM_SLOTS as u64)?,
+            position_scratch: Vec::with_capacity(output.0 + output.1),
             partials: dev("exposure partials", rpix.div_ceil(b::WG_REDUCE as u64) * 4)?,
             prep_c: dev("prepared colour", rpix * 16)?,
             prep_m: dev("prepared motion", rpix * 8)?,
@@ -333,6 +340,32 @@ impl Engine {
         NextFrame { slot: (self.counter % b::PARAM_SLOTS as u64) as u32, history_write: (self.counter % 2) as u32 }
     }
 
+    /// Bytes of one slot's position table.
+    fn positions_bytes(output: (usize, usize)) -> u64 {
+        ((output.0 + output.1) * 4).div_ceil(256) as u64 * 256
+    }
+
+    /// The address of a slot's position table.
+    fn positions_at(&self, slot: u32) -> u64 {
+        self.positions.address + slot as u64 * Self::positions_bytes(self.output)
+    }
+
+    /// Writes the frame's position table into `slot` (vkCmdUpdateBuffer, at most 64 KiB a call):
+    /// (x + 0.5) rw / W for every output column, then (y + 0.5) rh / H for every row, in IEEE f32
+    /// exactly as the reference computes them.
+    fn record_positions(&mut self, cmd: vk::CommandBuffer, slot: u32, render: (usize, usize)) {
+        let (ow, oh) = self.output;
+        let t = &mut self.position_scratch;
+        t.clear();
+        t.extend((0..ow).map(|x| (x as f32 + 0.5) * render.0 as f32 / ow as f32));
+        t.extend((0..oh).map(|y| (y as f32 + 0.5) * render.1 as f32 / oh as f32));
+        let bytes: &[u8] = bytemuck::cast_slice(t);
+        let base = slot as u64 * Self::positions_bytes(self.output);
+        for (i, chunk) in bytes.chunks(65536).enumerate() {
+            unsafe { self.shared.device.cmd_update_buffer(cmd, self.positions.buffer, base + i as u64 * 65536, chunk) };
+        }
+    }
+
     /// Byte offset of a slot's parameters in `params`.
     pub fn params_offset(slot: u32) -> u64 {
         slot as u64 * FRAME_PARAMS_BYTES
@@ -388,6 +421,7 @@ impl Engine {
         self.barrier(cmd);
         self.timestamp(cmd);
         unsafe { d.cmd_update_buffer(cmd, self.params.buffer, Self::params_offset(slot), bytemuck::bytes_of(&fp)) };
+        self.record_positions(cmd, slot, (rw, rh));
         self.barrier(cmd);
         let pa = self.params.address + Self::params_offset(slot);
         let rpix = (rw * rh) as u32;
@@ -417,7 +451,8 @@ impl Engine {
             .u64(m.tensor("pixel_embed.weight"))
             .u64(m.tensor("pixel_embed.bias"))
             .u64(self.tokens.address)
-            .u32(self.grid.padded_w as u32);
+            .u32(self.grid.padded_w as u32)
+            .u64(self.positions_at(slot));
         let px = (self.grid.padded_w * 4) as u32 / b::WG_PIXELS_X;
         let py = (self.grid.padded_h * 4) as u32 / b::WG_PIXELS_Y;
         self.dispatch_raw(cmd, self.fb.input, &push, (px, py, 1));
@@ -500,7 +535,8 @@ impl Engine {
             .u32(cur.write)
             .f32(fixed.blend)
             .f32(fixed.sigma)
-            .f32(fixed.clamp);
+            .f32(fixed.clamp)
+            .u64(self.positions_at(cur.slot));
         let (ow, oh) = self.output;
         let groups = ((ow as u32).div_ceil(b::WG_PIXELS_X), (oh as u32).div_ceil(b::WG_PIXELS_Y), 1);
         self.dispatch_raw(cmd, self.fb.reconstruct, &push, groups);

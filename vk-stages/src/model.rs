@@ -247,7 +247,7 @@ impl Model {
 
     fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
-        for v in fixed_variants(pe, shared_f64(p)) {
+        for v in fixed_variants(pe) {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
@@ -336,10 +336,9 @@ pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
     [64, 32, 16].into_iter().find(|&c| l.coop_shared_bytes(c, p) + 1024 <= shared.caps.shared_memory)
 }
 
-/// Pipelines that do not depend on the network's widths (beyond P). `f64`: the device has
-/// shaderFloat64 (else the `_nof64` variants of the input stage and the reconstruction).
-pub fn fixed_variants(pixel_embed: u32, f64: bool) -> Vec<Variant> {
-    let (input, recon) = if f64 { ("input", "reconstruct") } else { ("input_nof64", "reconstruct_nof64") };
+/// Pipelines that do not depend on the network's widths (beyond P).
+pub fn fixed_variants(pixel_embed: u32) -> Vec<Variant> {
+    let (input, recon) = ("input", "reconstruct");
     vec![
         Variant::new("exposure_partial", &[]),
         Variant::new("exposure_final", &[]),
@@ -349,6 +348,3 @@ pub fn fixed_variants(pixel_embed: u32, f64: bool) -> Vec<Variant> {
     ]
 }
 
-fn shared_f64(p: &Pipelines) -> bool {
-    p.device_caps().float64
-}
