@@ -274,6 +274,19 @@ fn check_passes_against_the_cpu_reference() {
     assert!(poisoned[0]["sanitized"].as_u64().unwrap() > 0);
     assert!(seq[16]["reset"] == true && seq[23]["render"] != seq[24]["render"], "reset at 16, size change at 24");
     assert!(f64s(b, "worst_sequence_image_db") >= 50.0);
+    // The classical TAAU's shader against its CPU reference, on the same sequence.
+    let t = &r["backends"].as_array().unwrap()[1];
+    assert_eq!(t["backend"], "none");
+    assert!(t["label"].as_str().unwrap().contains("shaders/taau.comp"), "{}", t["label"]);
+    assert!(t["golden"].as_array().unwrap().is_empty());
+    let seq = t["sequence"].as_array().unwrap();
+    assert_eq!(seq.len(), 32);
+    for row in seq {
+        assert!(f64s(row, "image_db") >= 50.0, "{row}");
+        assert_eq!(row["finite"], true, "{row}");
+        assert_eq!(row["sanitized"], row["cpu_sanitized"], "{row}");
+    }
+    assert!(seq[5]["sanitized"].as_u64().unwrap() > 0, "the poisoned frame");
 }
 
 /// `replay --network vulkan` writes what `--network cpu` writes, to >= 50 dB on every frame.

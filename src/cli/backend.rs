@@ -15,7 +15,7 @@ use vk_stages::runner::GpuTimes;
 
 use crate::cli::common::{model_candidates, NetworkChoice};
 use crate::cli::hip::open_hip;
-use crate::cli::vulkan::{open_vulkan, vulkan_device};
+use crate::cli::vulkan::{open_vulkan, open_vulkan_taau, vulkan_device};
 
 /// Which buffers a backend hands back besides the output.
 #[derive(Clone, Copy, Debug, Default)]
@@ -104,15 +104,33 @@ pub fn open_fixed(model: Option<&ModelPackage>, settings: &Settings, output: (us
     Box::new(CpuBackend { up, name: "fixed", label, model: None, extras: Extras::default() })
 }
 
-/// The classical TAAU (`--network none`, tessel_model::taau) with its tuned parameters.
-pub fn open_none(settings: &Settings, output: (usize, usize)) -> Box<dyn Backend> {
+/// The classical TAAU (`--network none`, tessel_model::taau) with its tuned parameters: on the
+/// Vulkan device where one opens (shaders/taau.comp; `TESSEL_TAAU_GPU=0` keeps it on the CPU),
+/// else on the CPU, saying why. `model` only lends the Vulkan engine its pipelines.
+pub fn open_none(model: Option<&ModelPackage>, settings: &Settings, capacity: (usize, usize), output: (usize, usize)) -> Box<dyn Backend> {
     let p = TaauParams::default();
-    let label = format!(
-        "network: none (classical TAAU: gather sigma {:.2}, clip gamma {:.2}, count cap {:.1}, disocclusion {:.2}, reactive {:.2})",
+    let what = format!(
+        "classical TAAU: gather sigma {:.2}, clip gamma {:.2}, count cap {:.1}, disocclusion {:.2}, reactive {:.2}",
         p.sigma, p.gamma, p.cap, p.depth_tolerance, p.reactive
     );
-    let up = Upscaler::new(HeadSource::Classic(p), settings.clone(), output);
-    Box::new(CpuBackend { up, name: "none", label, model: None, extras: Extras::default() })
+    let why = if std::env::var("TESSEL_TAAU_GPU").is_ok_and(|v| v == "0") {
+        "TESSEL_TAAU_GPU=0".to_string()
+    } else {
+        match vulkan_device() {
+            Ok(s) => match open_vulkan_taau(&s, model, p, settings, capacity, output, &what) {
+                Ok(b) => return Box::new(b),
+                Err(e) => format!("Vulkan failed: {}", one_line(&format!("{e:#}"))),
+            },
+            Err(e) => format!("no Vulkan: {}", one_line(&e)),
+        }
+    };
+    open_none_cpu(settings, output, &format!("{what}; on the CPU: {why}"))
+}
+
+/// The classical TAAU on the CPU (the reference of the Vulkan one).
+pub fn open_none_cpu(settings: &Settings, output: (usize, usize), what: &str) -> Box<dyn Backend> {
+    let up = Upscaler::new(HeadSource::Classic(TaauParams::default()), settings.clone(), output);
+    Box::new(CpuBackend { up, name: "none", label: format!("network: none ({what})"), model: None, extras: Extras::default() })
 }
 
 /// The f32 CPU reference network. `why` prefixes the label (auto's reason).
@@ -144,7 +162,7 @@ pub fn open_backend(
     output: (usize, usize),
 ) -> Result<Box<dyn Backend>> {
     match choice {
-        NetworkChoice::None => Ok(open_none(settings, output)),
+        NetworkChoice::None => Ok(open_none(model, settings, capacity, output)),
         NetworkChoice::Fixed => Ok(open_fixed(model, settings, output)),
         NetworkChoice::Hip => {
             let pkg = model.ok_or_else(no_model)?;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::{bail, ensure, Context, Result};
 use serde::Serialize;
 
+use crate::cli::backend::{open_cpu, open_none_cpu};
 use crate::cli::check_golden::{check_case, golden_cases, GoldenRow};
 use crate::cli::check_sequence::{check_sequence, frames, open_for, SequencePlan, SequenceRow, PLAN};
 use crate::cli::common::{find_model, NetworkChoice};
@@ -71,7 +72,8 @@ fn chosen(list: &[NetworkChoice]) -> Result<(Vec<NetworkChoice>, Vec<String>)> {
     if list.is_empty() {
         let vk = vulkan_device();
         match &vk {
-            Ok(_) => run.push(NetworkChoice::Vulkan),
+            // The network on Vulkan, and the classical TAAU's shader against its CPU reference.
+            Ok(_) => run.extend([NetworkChoice::Vulkan, NetworkChoice::None]),
             Err(e) => skipped.push(format!("skipped: no Vulkan device ({e})")),
         }
         // The native network runs between the Vulkan front and back: it needs both.
@@ -84,7 +86,8 @@ fn chosen(list: &[NetworkChoice]) -> Result<(Vec<NetworkChoice>, Vec<String>)> {
     }
     for &c in list {
         match c {
-            NetworkChoice::None | NetworkChoice::Fixed => bail!("--network none/fixed: no network to check against the CPU reference"),
+            NetworkChoice::Fixed => bail!("--network fixed: no network to check against the CPU reference"),
+            NetworkChoice::None if vulkan_device().is_err() => bail!("--network none: the classical TAAU is checked on Vulkan against the CPU, and there is no Vulkan device"),
             c => run.push(c),
         }
     }
@@ -134,6 +137,8 @@ fn check_backend(
     let (name, label) = (be.name().to_string(), be.label().to_string());
     say!("{label}");
     let mut golden = Vec::new();
+    // The golden cases hold the network's outputs: the classical TAAU has only the sequence.
+    let cases = if choice == NetworkChoice::None { &[][..] } else { cases };
     for case in cases {
         let rows = check_case(choice, case, o.model.as_deref())?;
         for r in &rows {
@@ -144,7 +149,12 @@ fn check_backend(
         }
         golden.extend(rows);
     }
-    let sequence = check_sequence(be.as_mut(), pkg, seq_frames, &PLAN)?;
+    let reference = if choice == NetworkChoice::None {
+        open_none_cpu(&Default::default(), (PLAN.output[0], PLAN.output[1]), "classical TAAU, CPU reference")
+    } else {
+        open_cpu(pkg, &Default::default(), (PLAN.output[0], PLAN.output[1]), "")
+    };
+    let sequence = check_sequence(be.as_mut(), reference, seq_frames, &PLAN)?;
     for r in &sequence {
         let note = [(r.reset, " reset"), (r.poisoned, " poisoned"), (r.frame == PLAN.switch_at, " size change")]
             .iter()
@@ -209,13 +219,15 @@ fn print_summary(r: &CheckReport) {
         "summary (worst over frames; thresholds: tokens/head >= {MIN_TOKENS_DB} dB, image >= {MIN_IMAGE_DB} dB, outputs finite, sanitized counts equal)"
     );
     say!("{:<8} {:>10} {:>10} {:>13} {:>16} {:>7}", "backend", "tokens dB", "head dB", "golden image", "generated image", "result");
+    // No golden rows (the classical TAAU): "-".
+    let db = |v: f64| if v.is_infinite() { "-".to_string() } else { format!("{v:.1}") };
     for b in &r.backends {
         say!(
-            "{:<8} {:>10.1} {:>10.1} {:>13.1} {:>16.1} {:>7}",
+            "{:<8} {:>10} {:>10} {:>13} {:>16.1} {:>7}",
             b.backend,
-            b.worst_tokens_db,
-            b.worst_head_db,
-            b.worst_golden_image_db,
+            db(b.worst_tokens_db),
+            db(b.worst_head_db),
+            db(b.worst_golden_image_db),
             b.worst_sequence_image_db,
             if b.pass { "pass" } else { "FAIL" }
         );

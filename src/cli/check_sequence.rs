@@ -9,7 +9,7 @@ use tessel_model::metrics::{psnr_tm, tonemapped_rgb};
 use tessel_model::package::ModelPackage;
 use tessel_model::sequence::Settings;
 
-use crate::cli::backend::{open_backend, open_cpu, Backend};
+use crate::cli::backend::{open_backend, Backend};
 use crate::cli::common::{progress, NetworkChoice};
 use crate::scene::{Scene, SceneKind, SceneSpec};
 
@@ -89,10 +89,9 @@ pub fn open_for(choice: NetworkChoice, pkg: &ModelPackage, frames: &[FrameData],
     open_backend(choice, Some(pkg), &Settings::default(), capacity(frames), (p.output[0], p.output[1]))
 }
 
-/// Runs the sequence through `be` (fresh, opened by `open_for`) and the CPU reference; a row per
-/// frame.
-pub fn check_sequence(be: &mut dyn Backend, pkg: &ModelPackage, frames: &[FrameData], p: &SequencePlan) -> Result<Vec<SequenceRow>> {
-    let mut cpu = open_cpu(pkg, &Settings::default(), (p.output[0], p.output[1]), "");
+/// Runs the sequence through `be` (fresh, opened by `open_for`) and its CPU reference `cpu`
+/// (fresh); a row per frame.
+pub fn check_sequence(be: &mut dyn Backend, mut cpu: Box<dyn Backend>, frames: &[FrameData], p: &SequencePlan) -> Result<Vec<SequenceRow>> {
     let pb = progress(frames.len(), be.name());
     let mut rows = Vec::new();
     for (i, f) in frames.iter().enumerate() {

@@ -53,7 +53,7 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
         tier.name(),
         pkg.name
     );
-    Ok(Box::new(VulkanBackend { runner, label, model: pkg.name.clone(), name: "hip" }))
+    Ok(Box::new(VulkanBackend { runner, label, model: Some(pkg.name.clone()), name: "hip" }))
 }
 
 /// Whether the native network would run fused matrix-core kernels on the Vulkan device

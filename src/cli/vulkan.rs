@@ -9,6 +9,8 @@ use tessel_model::package::ModelPackage;
 use tessel_model::sequence::Settings;
 use vk_stages::model::NetPath;
 use vk_stages::runner::ReadBack;
+use tessel_model::taau::TaauParams;
+use vk_stages::engine::Controls;
 use vk_stages::{Caps, DeviceShared, Model, Runner};
 
 use crate::cli::backend::{Backend, Extras, FrameResult};
@@ -41,7 +43,8 @@ pub fn device_line(c: &Caps, path: &NetPath) -> String {
 pub struct VulkanBackend {
     pub(crate) runner: Runner,
     pub(crate) label: String,
-    pub(crate) model: String,
+    /// The model package's name (None for the classical TAAU, which runs no network).
+    pub(crate) model: Option<String>,
     /// "vulkan", or "hip" when the network runs natively between the Vulkan front and back.
     pub(crate) name: &'static str,
 }
@@ -76,7 +79,36 @@ pub fn open_vulkan(
         }
     };
     let label = format!("network: {why}vulkan on {}, {network}; model '{}'{trained}", device_line(&shared.caps, &model.path), pkg.name);
-    Ok(VulkanBackend { runner, label, model: pkg.name.clone(), name: "vulkan" })
+    Ok(VulkanBackend { runner, label, model: Some(pkg.name.clone()), name: "vulkan" })
+}
+
+/// The classical TAAU (`--network none`) on the Vulkan device: the engine's front without the
+/// input stage, then `shaders/taau.comp`. The engine's pipelines come from `pkg` (or, without
+/// one, from an untrained package of the default config: no network runs either way).
+pub fn open_vulkan_taau(
+    shared: &Arc<DeviceShared>,
+    pkg: Option<&ModelPackage>,
+    params: TaauParams,
+    settings: &Settings,
+    capacity: (usize, usize),
+    output: (usize, usize),
+    what: &str,
+) -> Result<VulkanBackend> {
+    let untrained;
+    let pkg = match pkg {
+        Some(p) => p,
+        None => {
+            untrained = ModelPackage::untrained(Default::default(), 0);
+            &untrained
+        }
+    };
+    let model = Model::new(shared, pkg).with_context(|| format!("the classical TAAU's pipelines on Vulkan device {}", shared.caps.name))?;
+    let mut runner = Runner::new(&model, settings.clone(), capacity, output)
+        .with_context(|| format!("Vulkan engine for {}x{} -> {}x{}", capacity.0, capacity.1, output.0, output.1))?;
+    runner.controls = Controls::Classic(params);
+    let c = &shared.caps;
+    let label = format!("network: none ({what}; on Vulkan: {} ({}), shaders/taau.comp; TESSEL_TAAU_GPU=0 for the CPU)", c.name, c.driver);
+    Ok(VulkanBackend { runner, label, model: None, name: "none" })
 }
 
 impl Backend for VulkanBackend {
@@ -87,7 +119,7 @@ impl Backend for VulkanBackend {
         &self.label
     }
     fn model(&self) -> Option<&str> {
-        Some(&self.model)
+        self.model.as_deref()
     }
     fn on_gpu(&self) -> bool {
         true

@@ -14,6 +14,7 @@ use tessel_model::config::{TokenGrid, TOKEN_PIXELS};
 use tessel_model::head::FixedHead;
 use tessel_model::sequence::{Exposure, MotionUnits};
 use tessel_model::shifts::{phase_of, window_shift};
+use tessel_model::taau::TaauParams;
 
 use crate::bindings as b;
 use crate::device::DeviceShared;
@@ -54,8 +55,18 @@ pub struct FrameInput {
 pub enum Controls {
     /// The head buffer (the network's output).
     Head,
-    /// Fixed values everywhere: the non-neural TAAU.
+    /// Fixed values everywhere: the contract's reconstruction with a fixed head.
     Fixed(FixedHead),
+    /// The classical TAAU (`shaders/taau.comp`, model/src/taau.rs): no network, its own
+    /// reconstruction, a sample count in the history.
+    Classic(TaauParams),
+}
+
+impl Controls {
+    /// Whether the frame needs the token buffer and a network (only the head's controls do).
+    pub fn needs_network(&self) -> bool {
+        matches!(self, Controls::Head)
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -74,6 +85,7 @@ struct FrontBack {
     prepare: vk::Pipeline,
     input: vk::Pipeline,
     reconstruct: vk::Pipeline,
+    taau: vk::Pipeline,
 }
 
 pub struct Engine {
@@ -178,6 +190,7 @@ impl Engine {
                 prepare: p.get(&v[2]),
                 input: p.get(&v[3]),
                 reconstruct: p.get(&v[4]),
+                taau: p.get(&v[5]),
             }
         };
         let mut engine = Engine {
@@ -375,6 +388,12 @@ impl Engine {
     /// The inputs (colour, motion, depth at `frame.render`) must already be in the engine's
     /// input buffers, or written by commands before these in the same queue.
     pub fn record_front(&mut self, cmd: vk::CommandBuffer, frame: &FrameInput) -> Result<()> {
+        self.record_front_with(cmd, frame, true)
+    }
+
+    /// The front, with the input stage (`tokens`) or without it, for a back that reads no head
+    /// (fixed controls, the classical TAAU): its timestamp then marks an empty stage.
+    pub fn record_front_with(&mut self, cmd: vk::CommandBuffer, frame: &FrameInput, tokens: bool) -> Result<()> {
         if self.current.is_some() {
             return Err(VkError::Size("record_front called twice without record_back".into()));
         }
@@ -455,7 +474,9 @@ impl Engine {
             .u64(self.positions_at(slot));
         let px = (self.grid.padded_w * 4) as u32 / b::WG_PIXELS_X;
         let py = (self.grid.padded_h * 4) as u32 / b::WG_PIXELS_Y;
-        self.dispatch_raw(cmd, self.fb.input, &push, (px, py, 1));
+        if tokens {
+            self.dispatch_raw(cmd, self.fb.input, &push, (px, py, 1));
+        }
         self.timestamp(cmd);
         if self.external_network {
             self.transfer(cmd, &self.tokens, true);
@@ -517,6 +538,7 @@ impl Engine {
         let (head, fixed) = match controls {
             Controls::Head => (self.head.address, FixedHead::default()),
             Controls::Fixed(f) => (0, f),
+            Controls::Classic(p) => return self.record_taau(cmd, cur, p),
         };
         if self.external_network && matches!(controls, Controls::Head) {
             self.transfer(cmd, &self.head, false);
@@ -544,6 +566,40 @@ impl Engine {
         if self.external_network && matches!(controls, Controls::Head) {
             self.transfer(cmd, &self.head, true);
         }
+        self.current = None;
+        self.counter += 1;
+        Ok(())
+    }
+
+    /// The back of the classical TAAU: output and history (colour, nearness, sample count).
+    fn record_taau(&mut self, cmd: vk::CommandBuffer, cur: Current, p: TaauParams) -> Result<()> {
+        let pa = self.params.address + Self::params_offset(cur.slot);
+        let push = Push::new()
+            .u64(pa)
+            .u64(self.prep_c.address)
+            .u64(self.prep_m.address)
+            .u64(self.history[cur.read as usize].address)
+            .u64(self.history[cur.write as usize].address)
+            .u64(self.hist_state.address)
+            .u64(self.output_rgba.address)
+            .u64(self.positions_at(cur.slot))
+            .u32(cur.write)
+            .f32(p.sigma)
+            .f32(p.confidence_sigma)
+            .f32(p.gamma)
+            .f32(p.box_floor)
+            .f32(p.cap)
+            .f32(p.cap_static)
+            .f32(p.keys_a)
+            .f32(p.depth_tolerance)
+            .f32(p.reactive)
+            .f32(p.disagree)
+            .f32(p.disagree_floor)
+            .f32(p.motion_edge);
+        let (ow, oh) = self.output;
+        let groups = ((ow as u32).div_ceil(b::WG_PIXELS_X), (oh as u32).div_ceil(b::WG_PIXELS_Y), 1);
+        self.dispatch_raw(cmd, self.fb.taau, &push, groups);
+        self.timestamp(cmd);
         self.current = None;
         self.counter += 1;
         Ok(())

@@ -345,6 +345,7 @@ pub fn fixed_variants(pixel_embed: u32) -> Vec<Variant> {
         Variant::new("prepare", &[]),
         Variant::new(input, &[pixel_embed]),
         Variant::new(recon, &[]),
+        Variant::new("taau", &[]),
     ]
 }
 

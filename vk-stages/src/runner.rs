@@ -216,7 +216,7 @@ impl Runner {
         // external network signals after its own wait for 2N+1.
         let front_value = 2 * e.counter + 1;
         let back_wait = if self.external.is_some() { front_value + 1 } else { front_value };
-        e.record_front(cmd, input)?;
+        e.record_front_with(cmd, input, self.controls.needs_network())?;
         let split = self.split || self.external.is_some();
         let cmd = if split {
             let back = self.cmd_back;
