@@ -262,13 +262,7 @@ fn check_passes_against_the_cpu_reference() {
         assert!(f64s(row, "head_db") >= 60.0 && f64s(row, "tokens_db") >= 60.0, "{row}");
         assert!(f64s(row, "image_db") >= 50.0, "{row}");
     }
-    let seq = b["sequence"].as_array().unwrap();
-    assert_eq!(seq.len(), 32);
-    for row in seq {
-        assert!(f64s(row, "image_db") >= 50.0, "{row}");
-        assert_eq!(row["finite"], true, "{row}");
-        assert_eq!(row["sanitized"], row["cpu_sanitized"], "{row}");
-    }
+    let seq = sequence_rows_pass(b);
     let poisoned: Vec<_> = seq.iter().filter(|r| r["poisoned"] == true).collect();
     assert_eq!(poisoned.len(), 1);
     assert!(poisoned[0]["sanitized"].as_u64().unwrap() > 0);
@@ -279,14 +273,20 @@ fn check_passes_against_the_cpu_reference() {
     assert_eq!(t["backend"], "none");
     assert!(t["label"].as_str().unwrap().contains("shaders/taau.comp"), "{}", t["label"]);
     assert!(t["golden"].as_array().unwrap().is_empty());
-    let seq = t["sequence"].as_array().unwrap();
+    let seq = sequence_rows_pass(t);
+    assert!(seq[5]["sanitized"].as_u64().unwrap() > 0, "the poisoned frame");
+}
+
+/// A backend's 32 generated-sequence rows: image >= 50 dB, finite, sanitised as the CPU did.
+fn sequence_rows_pass(b: &serde_json::Value) -> &Vec<serde_json::Value> {
+    let seq = b["sequence"].as_array().unwrap();
     assert_eq!(seq.len(), 32);
     for row in seq {
         assert!(f64s(row, "image_db") >= 50.0, "{row}");
         assert_eq!(row["finite"], true, "{row}");
         assert_eq!(row["sanitized"], row["cpu_sanitized"], "{row}");
     }
-    assert!(seq[5]["sanitized"].as_u64().unwrap() > 0, "the poisoned frame");
+    seq
 }
 
 /// `replay --network vulkan` writes what `--network cpu` writes, to >= 50 dB on every frame.

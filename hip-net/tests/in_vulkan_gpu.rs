@@ -20,22 +20,10 @@ fn shipped() -> ModelPackage {
     ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tessel-v6")).unwrap()
 }
 
+mod common;
+
 fn frame(rw: usize, rh: usize, t: usize) -> FrameData {
-    let mut color = vec![0.0f32; rw * rh * 4];
-    for y in 0..rh {
-        for x in 0..rw {
-            let fx = x as f32 + 0.9 * t as f32;
-            let i = (y * rw + x) * 4;
-            color[i] = 0.4 + 0.3 * (fx * 0.23).sin() * (y as f32 * 0.11).cos();
-            color[i + 1] = 0.3 + 0.2 * ((fx + y as f32) * 0.07).sin();
-            color[i + 2] = 2.0 * ((fx * 0.3).cos().max(0.0)).powi(8);
-            color[i + 3] = 1.0;
-        }
-    }
-    let motion = vec![-0.9f32, 0.0].repeat(rw * rh);
-    let depth = (0..rw * rh).map(|i| 0.3 + 0.4 * ((i % rw) as f32 / rw as f32)).collect();
-    let jitter = [((t * 3) % 8) as f32 / 8.0 - 0.4375, ((t * 5) % 8) as f32 / 8.0 - 0.4375];
-    FrameData { render: (rw, rh), color, motion, depth, jitter, reset: t % 100 == 0, reference: None }
+    FrameData { reset: t % 100 == 0, ..common::moving_frame(rw, rh, t, 0.9) }
 }
 
 /// A runner on the shaders' network and one with the native network attached, or None (said).
@@ -112,14 +100,7 @@ fn native_network_in_vulkan_latency_at_4k() {
         r.read_output = false;
         let f = frame(render.0, render.1, 1);
         r.upload(&f).unwrap();
-        let input = |t: usize| vk_stages::FrameInput {
-            render,
-            jitter: f.jitter,
-            reset: t == 0,
-            exposure: Settings::default().exposure,
-            motion_units: Settings::default().motion_units,
-            depth_inverted: Settings::default().depth_inverted,
-        };
+        let input = |t: usize| common::frame_input(&f, t == 0);
         let (mut frame_ms, mut net) = (Vec::new(), Vec::new());
         for t in 0..120 {
             let (_, g) = r.run(&input(t)).unwrap();

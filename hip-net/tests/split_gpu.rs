@@ -16,22 +16,10 @@ use tessel_model::package::ModelPackage;
 use tessel_model::sequence::Settings;
 use vk_stages::{DeviceShared, Engine, Model, Runner};
 
+mod common;
+
 fn frame(rw: usize, rh: usize, t: usize) -> FrameData {
-    let mut color = vec![0.0f32; rw * rh * 4];
-    for y in 0..rh {
-        for x in 0..rw {
-            let fx = x as f32 + 0.7 * t as f32;
-            let i = (y * rw + x) * 4;
-            color[i] = 0.4 + 0.3 * (fx * 0.21).sin() * (y as f32 * 0.13).cos();
-            color[i + 1] = 0.3 + 0.2 * ((fx + y as f32) * 0.09).sin();
-            color[i + 2] = 1.5 * ((fx * 0.3).cos().max(0.0)).powi(8);
-            color[i + 3] = 1.0;
-        }
-    }
-    let motion = vec![-0.7f32, 0.0].repeat(rw * rh);
-    let depth = (0..rw * rh).map(|i| 0.3 + 0.4 * ((i % rw) as f32 / rw as f32)).collect();
-    let jitter = [((t * 3) % 8) as f32 / 8.0 - 0.4375, ((t * 5) % 8) as f32 / 8.0 - 0.4375];
-    FrameData { render: (rw, rh), color, motion, depth, jitter, reset: t == 0 || t == 16, reference: None }
+    FrameData { reset: t == 0 || t == 16, ..common::moving_frame(rw, rh, t, 0.7) }
 }
 
 type NetTimes = Arc<Mutex<Vec<f32>>>;
@@ -118,14 +106,7 @@ fn latency(pkg: &ModelPackage, tier: SyncTier) {
     let f = frame(render.0, render.1, 1);
     plain.upload(&f).unwrap();
     split.upload(&f).unwrap();
-    let input = |t: usize| vk_stages::FrameInput {
-        render,
-        jitter: f.jitter,
-        reset: t == 0,
-        exposure: Settings::default().exposure,
-        motion_units: Settings::default().motion_units,
-        depth_inverted: Settings::default().depth_inverted,
-    };
+    let input = |t: usize| common::frame_input(&f, t == 0);
     let mut rows = Vec::new();
     let split_name = format!("split, native network, sync {}", tier.name());
     for (name, r) in [("all-Vulkan", &mut plain), (split_name.as_str(), &mut split)] {

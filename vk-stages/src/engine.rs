@@ -543,14 +543,8 @@ impl Engine {
         if self.external_network && matches!(controls, Controls::Head) {
             self.transfer(cmd, &self.head, false);
         }
-        let pa = self.params.address + Self::params_offset(cur.slot);
-        let push = Push::new()
-            .u64(pa)
-            .u64(self.prep_c.address)
-            .u64(self.prep_m.address)
-            .u64(self.history[cur.read as usize].address)
-            .u64(self.history[cur.write as usize].address)
-            .u64(self.hist_state.address)
+        let push = self
+            .back_push(cur)
             .u64(head)
             .u64(self.output_rgba.address)
             .u32(self.grid.padded_w as u32)
@@ -559,10 +553,7 @@ impl Engine {
             .f32(fixed.sigma)
             .f32(fixed.clamp)
             .u64(self.positions_at(cur.slot));
-        let (ow, oh) = self.output;
-        let groups = ((ow as u32).div_ceil(b::WG_PIXELS_X), (oh as u32).div_ceil(b::WG_PIXELS_Y), 1);
-        self.dispatch_raw(cmd, self.fb.reconstruct, &push, groups);
-        self.timestamp(cmd);
+        self.dispatch_back(cmd, self.fb.reconstruct, &push);
         if self.external_network && matches!(controls, Controls::Head) {
             self.transfer(cmd, &self.head, true);
         }
@@ -573,14 +564,8 @@ impl Engine {
 
     /// The back of the classical TAAU: output and history (colour, nearness, sample count).
     fn record_taau(&mut self, cmd: vk::CommandBuffer, cur: Current, p: TaauParams) -> Result<()> {
-        let pa = self.params.address + Self::params_offset(cur.slot);
-        let push = Push::new()
-            .u64(pa)
-            .u64(self.prep_c.address)
-            .u64(self.prep_m.address)
-            .u64(self.history[cur.read as usize].address)
-            .u64(self.history[cur.write as usize].address)
-            .u64(self.hist_state.address)
+        let push = self
+            .back_push(cur)
             .u64(self.output_rgba.address)
             .u64(self.positions_at(cur.slot))
             .u32(cur.write)
@@ -596,13 +581,30 @@ impl Engine {
             .f32(p.disagree)
             .f32(p.disagree_floor)
             .f32(p.motion_edge);
-        let (ow, oh) = self.output;
-        let groups = ((ow as u32).div_ceil(b::WG_PIXELS_X), (oh as u32).div_ceil(b::WG_PIXELS_Y), 1);
-        self.dispatch_raw(cmd, self.fb.taau, &push, groups);
-        self.timestamp(cmd);
+        self.dispatch_back(cmd, self.fb.taau, &push);
         self.current = None;
         self.counter += 1;
         Ok(())
+    }
+
+    /// The push constants both backs begin with: the frame's parameters, the prepared inputs,
+    /// the history read and written, the history state.
+    fn back_push(&self, cur: Current) -> Push {
+        Push::new()
+            .u64(self.params.address + Self::params_offset(cur.slot))
+            .u64(self.prep_c.address)
+            .u64(self.prep_m.address)
+            .u64(self.history[cur.read as usize].address)
+            .u64(self.history[cur.write as usize].address)
+            .u64(self.hist_state.address)
+    }
+
+    /// A back pass over the output pixels, then the "back done" timestamp.
+    fn dispatch_back(&mut self, cmd: vk::CommandBuffer, pipeline: vk::Pipeline, push: &Push) {
+        let (ow, oh) = self.output;
+        let groups = ((ow as u32).div_ceil(b::WG_PIXELS_X), (oh as u32).div_ceil(b::WG_PIXELS_Y), 1);
+        self.dispatch_raw(cmd, pipeline, push, groups);
+        self.timestamp(cmd);
     }
 
     /// Front, network and back in one command buffer.
