@@ -52,6 +52,11 @@ pub trait Backend {
     fn set_extras(&mut self, extras: Extras);
     /// Runs one frame with this backend's own temporal feedback.
     fn evaluate(&mut self, f: &FrameData) -> Result<FrameResult>;
+    /// A GPU backend: the last evaluated frame again, its inputs already on the device (no host
+    /// upload between frames), GPU timestamps back. None where there is no such thing (the CPU).
+    fn rerun(&mut self) -> Result<Option<GpuTimes>> {
+        Ok(None)
+    }
 }
 
 /// The CPU reference (network or fixed head), one `Upscaler`.

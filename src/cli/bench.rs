@@ -56,6 +56,19 @@ pub struct BackendBench {
     /// at the least (TESSEL_PROFILE=1).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<LayerBench>,
+    /// A GPU backend's frames run back to back on inputs already on the device (no host upload
+    /// between frames, so the GPU does not idle): frame and network GPU time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resident: Option<ResidentBench>,
+}
+
+#[derive(Serialize)]
+pub struct ResidentBench {
+    pub frames: usize,
+    pub frame_ms: Spread,
+    pub network_ms: Spread,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native_network_ms: Option<Spread>,
 }
 
 #[derive(Serialize)]
@@ -175,7 +188,23 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
         handoff_ms,
         network_tflops,
         layers: layer_medians(&samples),
+        resident: if gpu { resident(b, warmup, frames)? } else { None },
     })
+}
+
+/// The resident pass of a GPU backend: `warmup` then `frames` back-to-back reruns of the last
+/// frame (None where the backend has none).
+fn resident(b: &mut dyn Backend, warmup: usize, frames: usize) -> Result<Option<ResidentBench>> {
+    let mut times = Vec::with_capacity(frames);
+    for i in 0..warmup + frames {
+        let Some(g) = b.rerun().with_context(|| format!("{}: resident frame {i}", b.name()))? else { return Ok(None) };
+        if i >= warmup {
+            times.push(g);
+        }
+    }
+    let col = |f: &dyn Fn(&vk_stages::runner::GpuTimes) -> f64| Spread::of(&times.iter().map(f).collect::<Vec<_>>());
+    let native = times.iter().all(|g| g.external_network_ms.is_some()).then(|| col(&|g| g.external_network_ms.unwrap_or(0.0)));
+    Ok(Some(ResidentBench { frames, frame_ms: col(&|g| g.frame_ms), network_ms: col(&|g| g.network_ms), native_network_ms: native }))
 }
 
 /// Median per layer label, in the order of the first frame, with each layer's cost.
@@ -230,6 +259,18 @@ fn print_report(r: &BenchReport) {
                 b.backend,
                 mp(own).trim(),
                 mp(hand).trim()
+            );
+        }
+    }
+    for b in &r.backends {
+        if let Some(x) = &b.resident {
+            let own = x.native_network_ms.as_ref().map_or(String::new(), |s| format!(", the network alone {}", mp(s).trim()));
+            say!(
+                "{}: {} frames back to back on resident inputs (no host upload between frames): frame {}, network {}{own} ms",
+                b.backend,
+                x.frames,
+                mp(&x.frame_ms).trim(),
+                mp(&x.network_ms).trim()
             );
         }
     }

@@ -133,4 +133,7 @@ impl Backend for VulkanBackend {
         let history = self.runner.read.history.then(|| self.runner.history_rgb().to_vec());
         Ok(FrameResult { eval, gpu: Some(gpu), history })
     }
+    fn rerun(&mut self) -> Result<Option<vk_stages::runner::GpuTimes>> {
+        Ok(Some(self.runner.rerun()?.1))
+    }
 }

@@ -83,6 +83,10 @@ pub struct Runner {
     pub external: Option<Box<dyn ExternalNetwork>>,
     pub controls: Controls,
     last_history: Vec<f32>,
+    /// The last evaluated frame's values (for `rerun`).
+    last_input: Option<FrameInput>,
+    /// The next `run` finds the inputs on the device already (no upload copies).
+    inputs_resident: bool,
 }
 
 /// Offsets inside the read-back buffer.
@@ -135,6 +139,8 @@ impl Runner {
             read: ReadBack::default(),
             read_output: true,
             controls: Controls::Head,
+            last_input: None,
+            inputs_resident: false,
             last_history: Vec::new(),
         })
     }
@@ -185,10 +191,23 @@ impl Runner {
     pub fn evaluate(&mut self, f: &FrameData) -> Result<(Evaluation, GpuTimes)> {
         self.upload(f)?;
         let input = self.frame_input(f);
+        self.last_input = Some(input);
         let jitter_fixed = f.jitter.iter().filter(|j| !j.is_finite()).count();
         let (mut ev, t) = self.run(&input)?;
         ev.sanitized += jitter_fixed;
         Ok((ev, t))
+    }
+
+    /// Runs the last evaluated frame again on the inputs already in the engine: no host copy,
+    /// no upload copy, no reset. Back to back, these keep the GPU busy between frames (a
+    /// benchmark of the GPU's own time that no host work dilutes).
+    pub fn rerun(&mut self) -> Result<(Evaluation, GpuTimes)> {
+        let mut input = self.last_input.ok_or_else(|| VkError::Size("rerun before any frame was evaluated".into()))?;
+        input.reset = false;
+        self.inputs_resident = true;
+        let r = self.run(&input);
+        self.inputs_resident = false;
+        r
     }
 
     /// Records, submits and waits for one frame whose planes are in the upload buffer.
@@ -203,10 +222,12 @@ impl Runner {
             d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
                 .call("vkBeginCommandBuffer")?;
             let e = &self.engine;
-            let up = self.upload.buffer;
-            d.cmd_copy_buffer(cmd, up, e.color.buffer, &[vk::BufferCopy::default().src_offset(0).size(n * 16)]);
-            d.cmd_copy_buffer(cmd, up, e.motion.buffer, &[vk::BufferCopy::default().src_offset(n * 16).size(n * 8)]);
-            d.cmd_copy_buffer(cmd, up, e.depth.buffer, &[vk::BufferCopy::default().src_offset(n * 24).size(n * 4)]);
+            if !self.inputs_resident {
+                let up = self.upload.buffer;
+                d.cmd_copy_buffer(cmd, up, e.color.buffer, &[vk::BufferCopy::default().src_offset(0).size(n * 16)]);
+                d.cmd_copy_buffer(cmd, up, e.motion.buffer, &[vk::BufferCopy::default().src_offset(n * 16).size(n * 8)]);
+                d.cmd_copy_buffer(cmd, up, e.depth.buffer, &[vk::BufferCopy::default().src_offset(n * 24).size(n * 4)]);
+            }
             e.barrier(cmd);
         }
         let e = &mut self.engine;
