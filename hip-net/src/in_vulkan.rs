@@ -64,7 +64,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     let plan = crate::plan::build(cfg, &engine.grid, &engine.net_buffers(), &tensors, true);
     let launches = plan
         .iter()
-        .map(|l| NativeLaunch { label: l.label.clone(), kernel: l.kernel.to_string(), grid: l.grid, block: l.block, args: (0..PHASES).map(|p| l.arg_bytes(p)).collect() })
+        .map(|l| NativeLaunch { label: l.label.clone(), kernel: l.kernel.to_string(), grid: l.grid, block: l.block, args: (0..PHASES).map(|p| l.arg_bytes(p)).collect(), cost: l.cost })
         .collect();
     native.set_launches(launches).map_err(|e| e.to_string())?;
     engine.set_native(native);

@@ -180,8 +180,9 @@ impl Network {
     }
 
     /// GPU milliseconds of each launch (events around each, launched directly), the median over
-    /// `frames` evaluations after one warm-up: (label, kernel, ms) in plan order.
-    pub fn profile(&self, frames: usize) -> Result<Vec<(String, &'static str, f32)>> {
+    /// `frames` evaluations after one warm-up: (label, kernel, ms, what it must move and compute)
+    /// in plan order.
+    pub fn profile(&self, frames: usize) -> Result<Vec<(String, &'static str, f32, crate::plan::Cost)>> {
         let events = (0..=self.plan.len()).map(|_| Event::new(&self.ctx)).collect::<Result<Vec<_>>>()?;
         let mut times = vec![Vec::with_capacity(frames); self.plan.len()];
         for f in 0..=frames {
@@ -203,7 +204,7 @@ impl Network {
             .zip(times)
             .map(|(l, mut t)| {
                 t.sort_by(|a, b| a.total_cmp(b));
-                (l.label.clone(), l.kernel, t[t.len() / 2])
+                (l.label.clone(), l.kernel, t[t.len() / 2], l.cost)
             })
             .collect())
     }

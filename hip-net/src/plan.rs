@@ -120,6 +120,8 @@ pub struct Launch {
     pub grid: (u32, u32, u32),
     pub block: (u32, u32, u32),
     pub args: Args,
+    /// What it must move and compute at the least (the per-kernel table's bytes and FLOPs).
+    pub cost: Cost,
 }
 
 impl Launch {
@@ -153,7 +155,15 @@ impl Launch {
     }
 }
 
-pub use vk_stages::plan::{net_sizes, NetBuffers as Buffers, NetSizes};
+pub use vk_stages::plan::{linear_cost, net_sizes, Cost, NetBuffers as Buffers, NetSizes};
+
+/// The least a window block moves and computes over `t` tokens of `c` channels with an MLP of
+/// `hid`: its residual stream read and written, its weights once; qkv, attention (64 keys),
+/// projection and MLP products.
+pub fn block_cost(t: u64, c: u64, hid: u64) -> Cost {
+    let per_token = 3 * c * c + c * c + 2 * hid * c;
+    Cost { bytes: t * c * 4 * 2 + 2 * per_token, flops: 2 * t * per_token + 2 * t * 2 * WINDOW_TOKENS as u64 * c }
+}
 
 /// The kernel flags of a linear-layer variant of the shared layer table (the same variants the
 /// Vulkan shaders take as specialisation constants).
@@ -202,16 +212,18 @@ impl Builder<'_> {
             flags: flags_of(l),
         };
         let label = prefix.to_string();
+        // The expansion's rows are its input tokens; every other layer's, its output tokens.
+        let cost = linear_cost(l, tokens as u64, self.cfg.pixel_embed as u64, head);
         match tessel_kernels::linear_kernel(l.inp as usize, l.out as usize).filter(|_| self.matrix) {
             // Four warps of 16 tokens per workgroup, every output in one pass; the weights in
             // fragment order.
             Some(kernel) => {
                 let a = LinearArgs { w: self.t(&format!("{prefix}.weight#frag")), ..a };
-                self.out.push(Launch { label, kernel, grid: ((tokens as u32).div_ceil(64), 1, 1), block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Linear(a) })
+                self.out.push(Launch { label, kernel, grid: ((tokens as u32).div_ceil(64), 1, 1), block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Linear(a), cost })
             }
             None => {
                 let grid = ((tokens as u32).div_ceil(BLOCK_TOKENS), l.out / LINEAR_OUTS, 1);
-                self.out.push(Launch { label, kernel: "tessel_linear", grid, block: (BLOCK_TOKENS, 1, 1), args: Args::Linear(a) });
+                self.out.push(Launch { label, kernel: "tessel_linear", grid, block: (BLOCK_TOKENS, 1, 1), args: Args::Linear(a), cost });
             }
         }
     }
@@ -271,12 +283,25 @@ impl Builder<'_> {
                 ..Default::default()
             };
             let grid = ((t / WINDOW_TOKENS) as u32, 1, 1);
+            // The parts' costs, less the residual stream written by the embedding and read by the
+            // block, or written by the block and read by the head: it stays in registers.
+            let (tu, cu) = (t as u64, c as u64);
+            let mut cost = block_cost(tu, cu, hidden as u64);
+            let p = self.cfg.pixel_embed as u64;
+            let end = match ends {
+                BlockEnds::Inner => None,
+                BlockEnds::Embed => Some(linear_cost(&self.layers.embed, tu, p, false)),
+                BlockEnds::Head => Some(linear_cost(&self.layers.head, tu, p, self.cfg.pixel_head)),
+            };
+            if let Some(e) = end {
+                cost = Cost { bytes: cost.bytes + e.bytes - 2 * tu * cu * 4, flops: cost.flops + e.flops };
+            }
             let label = match ends {
                 BlockEnds::Inner => n.to_string(),
                 BlockEnds::Embed => format!("embed+{n}"),
                 BlockEnds::Head => format!("{n}+head"),
             };
-            self.out.push(Launch { label, kernel, grid, block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Block(a, b.layer) });
+            self.out.push(Launch { label, kernel, grid, block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Block(a, b.layer), cost });
             return;
         }
         assert_eq!(ends, BlockEnds::Inner, "{n}: no fused kernel takes the network's ends");
@@ -285,7 +310,8 @@ impl Builder<'_> {
         self.linear(&lq, &format!("{n}.qkv"), x, qkv, t, w, Some(&format!("{n}.norm1")));
         let a = AttentionArgs { qkv, out: attn, rpb: self.t(&format!("{n}.rpb")), width: w as u32, height: h as u32, c: c as u32, ..Default::default() };
         let grid = ((t / WINDOW_TOKENS) as u32, (c / HEAD_DIM) as u32, 1);
-        self.out.push(Launch { label: format!("{n}.attention"), kernel: "tessel_attention", grid, block: (WINDOW_TOKENS as u32, 1, 1), args: Args::Attention(a, b.layer) });
+        let cost = Cost { bytes: t as u64 * 4 * c as u64 * 2, flops: 2 * t as u64 * 2 * WINDOW_TOKENS as u64 * c as u64 };
+        self.out.push(Launch { label: format!("{n}.attention"), kernel: "tessel_attention", grid, block: (WINDOW_TOKENS as u32, 1, 1), args: Args::Attention(a, b.layer), cost });
         self.linear(&lp, &format!("{n}.proj"), attn, x, t, w, None);
         self.linear(&l1, &format!("{n}.fc1"), x, hid, t, w, Some(&format!("{n}.norm2")));
         self.linear(&l2, &format!("{n}.fc2"), hid, x, t, w, None);
@@ -438,5 +464,30 @@ mod tests {
         assert_eq!(kernel(&plan, "enc0.0"), "tessel_block_mma_c128");
         let head = plan.last().unwrap();
         assert_eq!((head.label.as_str(), head.kernel, head.grid, head.block), ("head", "tessel_linear_mma_k128", ((960 * 544u32).div_ceil(64), 1, 1), (128, 1, 1)));
+    }
+
+    #[test]
+    fn launch_costs_add_up_to_the_networks_flops_and_fusion_saves_the_residual_round_trips() {
+        let cfg = NetworkConfig { pixel_head: true, ..NetworkConfig::default() };
+        let g = TokenGrid::new(&cfg, 3840, 2160);
+        let bufs = Buffers { tokens: 1, head: 2, x: vec![10, 11, 12], qkv: 20, attn: 21, hidden: 22 };
+        let tensors = fake_tensors(&cfg);
+        let f = cfg.flops(3840, 2160);
+        let network = (f.total() - f.input) as u64;
+        let sum = |p: &[Launch]| p.iter().fold(Cost::default(), |a, l| Cost { bytes: a.bytes + l.cost.bytes, flops: a.flops + l.cost.flops });
+        let (portable, fused) = (sum(&build(&cfg, &g, &bufs, &tensors, false)), sum(&build(&cfg, &g, &bufs, &tensors, true)));
+        assert_eq!(portable.flops, fused.flops, "fusion moves work, it does not remove it");
+        assert_eq!(fused.flops, network, "the launches compute the contract's network (docs/NETWORK.md)");
+        // The fused blocks keep the residual on chip: the portable plan moves the activations
+        // through memory between its five launches per block; the fused plan also skips the
+        // level-0 stream's round trips between the embedding, the first block, the last block and
+        // the head (2 x 2 x t0 x c0 x 4 bytes).
+        let (t0, c0) = (g.level_tokens(0) as u64, cfg.channels[0] as u64);
+        assert!(fused.bytes + 4 * t0 * c0 * 4 <= portable.bytes, "{fused:?} against {portable:?}");
+        let fused_plan = build(&cfg, &g, &bufs, &tensors, true);
+        let embed = fused_plan[0].cost;
+        let inner = block_cost(t0, c0, (cfg.mlp_ratio * cfg.channels[0]) as u64);
+        let e = linear_cost(&Layers::new(&cfg).embed, t0, cfg.pixel_embed as u64, false);
+        assert_eq!(embed, Cost { bytes: inner.bytes + e.bytes - 2 * t0 * c0 * 4, flops: inner.flops + e.flops });
     }
 }

@@ -76,8 +76,16 @@ fn native_network_gpu_time() {
         if out.0 == 3840 {
             report_kernels(&net);
             println!("per launch at {}x{} (median of 20, events around each):", out.0, out.1);
-            for (label, kernel, ms) in net.profile(20).unwrap() {
-                println!("  {label:<14} {kernel:<24} {ms:.3} ms");
+            // Against the H200's copy rate (4.16 TB/s, ../shared/TOOLCHAIN.md) for the bytes each
+            // launch must move at the least.
+            for (label, kernel, ms, c) in net.profile(20).unwrap() {
+                let (gb, tf) = (c.bytes as f64 / 1e6 / ms as f64, c.flops as f64 / 1e9 / ms as f64);
+                println!(
+                    "  {label:<14} {kernel:<24} {ms:.3} ms  {:>7.1} MB {:>6.2} GFLOP  {gb:>5.0} GB/s ({:>2.0} % of 4.16 TB/s)  {tf:>5.1} TFLOP/s",
+                    c.bytes as f64 / 1e6,
+                    c.flops as f64 / 1e9,
+                    gb / 41.6
+                );
             }
         }
         let direct = median(net.time(10, 100).unwrap());

@@ -303,10 +303,9 @@ impl Engine {
     }
 
     /// Cost (bytes, FLOPs) of each profiled network step, in the order of the per-layer times.
-    /// (None for native kernels: their fused launches have no entry in the shaders' cost table.)
     pub fn layer_costs(&self) -> Vec<crate::plan::Cost> {
-        if self.native.is_some() {
-            return Vec::new();
+        if let Some(n) = &self.native {
+            return n.launches().map(|l| l.cost).collect();
         }
         self.plan.iter().filter(|s| s.profile_label.is_some()).map(|s| s.cost).collect()
     }

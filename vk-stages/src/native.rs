@@ -18,6 +18,7 @@ use ash::vk;
 use crate::device::DeviceShared;
 use crate::error::{Check, Result, VkError};
 use crate::memory::{upload, Buffer};
+use crate::plan::Cost;
 
 /// One kernel launch of the native network.
 #[derive(Clone, Debug)]
@@ -30,6 +31,8 @@ pub struct NativeLaunch {
     pub block: (u32, u32, u32),
     /// The kernel's one by-value struct argument, for each window phase (index = phase).
     pub args: Vec<Vec<u8>>,
+    /// What it must move and compute at the least (the per-kernel table).
+    pub cost: Cost,
 }
 
 /// A kernel the module holds, with the static shared memory it declares (bytes).
