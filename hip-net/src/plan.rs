@@ -417,12 +417,18 @@ mod tests {
         assert_eq!(u32::from_le_bytes(bytes[36..40].try_into().unwrap()), 1);
     }
 
-    #[test]
-    fn with_matrix_kernels_each_block_is_one_launch() {
+    /// The shipped widths with the per-pixel head at 3840x2160, buffers at small fake addresses.
+    fn fixture() -> (NetworkConfig, TokenGrid, Buffers, HashMap<String, u64>) {
         let cfg = NetworkConfig { pixel_head: true, ..NetworkConfig::default() };
         let g = TokenGrid::new(&cfg, 3840, 2160);
         let bufs = Buffers { tokens: 1, head: 2, x: vec![10, 11, 12], qkv: 20, attn: 21, hidden: 22 };
         let tensors = fake_tensors(&cfg);
+        (cfg, g, bufs, tensors)
+    }
+
+    #[test]
+    fn with_matrix_kernels_each_block_is_one_launch() {
+        let (cfg, g, bufs, tensors) = fixture();
         let plan = build(&cfg, &g, &bufs, &tensors, true);
         // The embedding and the head ride in the first and last blocks.
         let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
@@ -468,10 +474,7 @@ mod tests {
 
     #[test]
     fn launch_costs_add_up_to_the_networks_flops_and_fusion_saves_the_residual_round_trips() {
-        let cfg = NetworkConfig { pixel_head: true, ..NetworkConfig::default() };
-        let g = TokenGrid::new(&cfg, 3840, 2160);
-        let bufs = Buffers { tokens: 1, head: 2, x: vec![10, 11, 12], qkv: 20, attn: 21, hidden: 22 };
-        let tensors = fake_tensors(&cfg);
+        let (cfg, g, bufs, tensors) = fixture();
         let f = cfg.flops(3840, 2160);
         let network = (f.total() - f.input) as u64;
         let sum = |p: &[Launch]| p.iter().fold(Cost::default(), |a, l| Cost { bytes: a.bytes + l.cost.bytes, flops: a.flops + l.cost.flops });
