@@ -217,7 +217,7 @@ fn run() -> Result<()> {
         Cmd::Scene { kind, seed, ratio, frames, size, spp, reset_at, bits, out } => {
             anyhow::ensure!(spp >= 16, "--spp {spp}: ground truth needs at least 16 samples per pixel");
             anyhow::ensure!(bits == 16 || bits == 32, "--bits {bits}: must be 16 or 32");
-            anyhow::ensure!(ratio >= 1.0 && ratio <= 4.0, "--ratio {ratio}: must lie in 1..=4");
+            anyhow::ensure!((1.0..=4.0).contains(&ratio), "--ratio {ratio}: must lie in 1..=4");
             anyhow::ensure!(frames >= 1, "--frames must be at least 1");
             let reset_at = match reset_at {
                 Some(0) => None,

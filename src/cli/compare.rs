@@ -31,8 +31,11 @@ pub struct CompareReport {
     pub methods: Vec<MethodScore>,
 }
 
-/// Scores each method (name, tonemapped outputs per frame) over frames `from..`.
-fn score(seq: &Sequence, from: usize, methods: Vec<(String, Box<dyn Fn(usize) -> Result<Vec<f32>>>)>) -> Result<CompareReport> {
+/// A method's name and its tonemapped output for a frame index.
+type Method = (String, Box<dyn Fn(usize) -> Result<Vec<f32>>>);
+
+/// Scores each method over frames `from..`.
+fn score(seq: &Sequence, from: usize, methods: Vec<Method>) -> Result<CompareReport> {
     let (w, h) = seq.output();
     let e = seq.settings().exposure.value().unwrap_or(1.0);
     let frames: Vec<usize> = (from..seq.len()).collect();
@@ -96,7 +99,7 @@ fn label_of(dir: &Path) -> String {
 
 pub fn compare(dirs: &[PathBuf], frames_json: &Path, from: usize) -> Result<CompareReport> {
     let seq = Sequence::open(frames_json)?;
-    let mut methods: Vec<(String, Box<dyn Fn(usize) -> Result<Vec<f32>>>)> = Vec::new();
+    let mut methods: Vec<Method> = Vec::new();
     let s2 = seq.clone();
     methods.push((
         "bicubic".into(),
