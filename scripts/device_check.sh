@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Every GPU check and benchmark of tessel in one call on the GPU machine (an NVIDIA H200 here),
 # with x86-64 binaries built on the development machine by scripts/device_build.sh:
-#   device run: bash scripts/device_check.sh [quick|hip|native]      (carry: .carry and .gl)
-# quick skips the 10,000-frame soaks; hip runs only the native network's checks and timings;
-# native only the native network inside the Vulkan command buffer (VK_NVX_binary_import).
+#   device run: bash scripts/device_check.sh [quick|soak|hip|native]      (carry: .carry and .gl)
+# quick skips the 10,000-frame soaks; soak runs only them (the three soaks take about 8 minutes:
+# with the device tool's 10-minute calls, run quick and soak as two calls); hip runs only the
+# native network's checks and timings; native only the native network inside the Vulkan command
+# buffer (VK_NVX_binary_import).
 # Logs and JSON land in $OUT (or out/device).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +36,14 @@ run() { "$@" || { echo "FAILED (exit $?): $*"; fail=1; }; }
 step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 $B/tessel info | grep -i vulkan
+
+if [ "$mode" = soak ]; then
+  soak vulkan 3840x2160 native
+  TESSEL_VK_NATIVE=0 soak vulkan 3840x2160 shaders
+  soak hip 3840x2160
+  echo; echo "device_check (soak): $([ $fail = 0 ] && echo all passed || echo SOME FAILED)"
+  exit $fail
+fi
 
 if [ "$mode" = native ]; then
   step "the native network inside the Vulkan command buffer (VK_NVX_binary_import)"
