@@ -182,3 +182,23 @@ fn a_config_the_shaders_cannot_take_is_refused_at_load() {
     assert!(msg.contains("odd-widths") && msg.contains("channels[0]"), "{msg}");
     assert!(vk_stages::model::check_config("default", &NetworkConfig::default()).is_ok());
 }
+
+/// Native kernels in a command buffer are refused with a clear error: a kernel declaring more
+/// shared memory than the 48 KiB such launches may use (before anything is created: going over
+/// loses the device), and a device without VK_NVX_binary_import (lavapipe).
+#[test]
+fn native_kernels_beyond_the_shared_memory_limit_or_without_the_extension_are_refused() {
+    use vk_stages::native::{NativeKernel, NativeNetwork};
+    let Some(shared) = device() else { return };
+    let big = [NativeKernel { name: "tessel_block_mma_c96", shared_bytes: 49 * 1024 }];
+    let e = NativeNetwork::new(&shared, b"\0", &big, &[0; 16], String::new()).err().expect("over the limit");
+    let msg = e.to_string();
+    assert!(msg.contains("tessel_block_mma_c96") && msg.contains("50176 bytes of shared memory"), "{msg}");
+    if shared.caps.binary_import {
+        eprintln!("skipped: the absent-extension half ({} has VK_NVX_binary_import)", shared.caps.name);
+        return;
+    }
+    let small = [NativeKernel { name: "tessel_block_mma_c96", shared_bytes: 10 * 1024 }];
+    let msg = NativeNetwork::new(&shared, b"\0", &small, &[0; 16], String::new()).err().expect("no extension").to_string();
+    assert!(msg.contains("VK_NVX_binary_import"), "{msg}");
+}
