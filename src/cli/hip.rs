@@ -61,7 +61,9 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
 /// TESSEL_HIP_MATRIX is not 0: `hip_net::matrix_choice`, as the network decides), or why not, in
 /// a few words. It only enumerates devices: no context is created for the answer.
 pub fn matrix_for(shared: &DeviceShared) -> std::result::Result<tessel_kernels::Matrix, String> {
-    let rt = runtime().map_err(|e| one_line(&e.to_string()))?;
+    // The libraries tried are listed by `tessel info` and `--network hip`; auto's line keeps the
+    // verdicts ("HIP runtime not present; CUDA driver not present").
+    let rt = runtime().map_err(|e| e.to_string().split("; ").map(|part| part.split(':').next().unwrap_or(part).trim().to_string()).collect::<Vec<_>>().join("; "))?;
     let devices = rt.devices().map_err(|e| one_line(&e.to_string()))?;
     let ordinal = hip_net::match_uuid(&devices, shared.caps.uuid).map_err(|e| one_line(&e.to_string()))?;
     let arch = &devices.iter().find(|d| d.ordinal == ordinal).ok_or("the matched device is not in the runtime's list")?.arch;
