@@ -92,6 +92,11 @@ for s in "2560x1440 2" "3840x2160 2"; do
   TESSEL_VK_NATIVE=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders.json"
 done
 export TESSEL_VK_NATIVE=0  # the rest measures the shaders' network
+step "the shaders' network with less shared memory per workgroup (TESSEL_VK_COOP_COLS: narrower staged weight chunks; docs/ENGINE.md)"
+for cols in 32 16; do
+  echo "TESSEL_VK_COOP_COLS=$cols"
+  TESSEL_VK_COOP_COLS=$cols run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 50 --json "$OUT/bench_3840x2160_cols$cols.json"
+done
 step "tessel bench at 3840x2160, scalar path"
 TESSEL_VK_COOPMAT=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 100 --json "$OUT/bench_3840x2160_scalar.json"
 step "the fused block (TESSEL_VK_FUSED=1): agreement, then speed at 3840x2160"

@@ -329,11 +329,17 @@ pub fn coop_rows() -> u32 {
 
 /// The widest output chunk (64, 32 or 16) whose cooperative-matrix tiles fit the device's
 /// shared memory with 1 KiB to spare; None: the layer takes the scalar shader.
+/// `TESSEL_VK_COOP_COLS=16|32|64` caps the chunk (for tuning: a narrower chunk stages fewer
+/// weights, so a workgroup takes less shared memory; docs/ENGINE.md has why that may matter).
 pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
     if l.inp % 16 != 0 {
         return None;
     }
-    [64, 32, 16].into_iter().find(|&c| l.coop_shared_bytes(c, p) + 1024 <= shared.caps.shared_memory)
+    let cap = match std::env::var("TESSEL_VK_COOP_COLS").ok().and_then(|v| v.parse::<u32>().ok()) {
+        Some(c @ (16 | 32 | 64)) => c,
+        _ => 64,
+    };
+    [64, 32, 16].into_iter().filter(|&c| c <= cap).find(|&c| l.coop_shared_bytes(c, p) + 1024 <= shared.caps.shared_memory)
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P).
