@@ -48,20 +48,20 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     let names: Vec<&str> = object.kernels.iter().map(|k| k.name).collect();
     let needed = tessel_kernels::kernels_for(object.target);
     require_kernels(&names, &needed).map_err(|e| e.to_string())?;
+    let shared = &engine.model.shared;
+    let weights = vk_stages::memory::upload(shared, "native weights", &blob).map_err(|e| e.to_string())?;
+    let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, weights.address + v)).collect();
+    let plan = crate::plan::build(cfg, &engine.grid, &engine.net_buffers(), &tensors, true);
     // Only the kernels the plan launches: the 48 KiB limit applies to what runs.
-    let probe = crate::plan::build(cfg, &engine.grid, &engine.net_buffers(), &offsets, true);
     let mut kernels: Vec<NativeKernel> = Vec::new();
-    for l in &probe {
+    for l in &plan {
         if !kernels.iter().any(|k| k.name == l.kernel) {
             let info = object.kernels.iter().find(|k| k.name == l.kernel).ok_or_else(|| format!("kernel {} is not in the {} code object", l.kernel, object.target))?;
             kernels.push(NativeKernel { name: info.name, shared_bytes: info.lds });
         }
     }
-    let describe = format!("fused {} kernels, {} PTX, {} launches", matrix.describe(), object.target, probe.len());
-    let mut native = NativeNetwork::new(&engine.model.shared, object.bytes, &kernels, &blob, describe.clone()).map_err(|e| e.to_string())?;
-    let base = native.weights.address;
-    let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, base + v)).collect();
-    let plan = crate::plan::build(cfg, &engine.grid, &engine.net_buffers(), &tensors, true);
+    let mut native = NativeNetwork::new(shared, object.bytes, &kernels, weights).map_err(|e| e.to_string())?;
+    let describe = format!("fused {} kernels, {} PTX, {} launches", matrix.describe(), object.target, plan.len());
     let launches = plan
         .iter()
         .map(|l| NativeLaunch { label: l.label.clone(), kernel: l.kernel.to_string(), grid: l.grid, block: l.block, args: (0..PHASES).map(|p| l.arg_bytes(p)).collect(), cost: l.cost })

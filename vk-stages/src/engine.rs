@@ -252,11 +252,6 @@ impl Engine {
         self.native = Some(native);
     }
 
-    /// The native network in use, if any.
-    pub fn native(&self) -> Option<&NativeNetwork> {
-        self.native.as_ref()
-    }
-
     fn d(&self) -> &ash::Device {
         &self.shared.device
     }
@@ -496,9 +491,8 @@ impl Engine {
     pub fn record_network(&mut self, cmd: vk::CommandBuffer) -> Result<()> {
         let cur = self.current.ok_or_else(|| VkError::Size("record_network before record_front".into()))?;
         if let Some(native) = self.native.take() {
-            let shared = self.shared.clone();
             let profile = self.profile;
-            native.record(&shared, cmd, cur.phase, || {
+            native.record(cmd, cur.phase, || {
                 if profile {
                     self.timestamp(cmd);
                 }

@@ -6,8 +6,8 @@
 //!
 //! No other runtime is involved: no CUDA context, no handoff. Static plus dynamic shared memory
 //! of every kernel must stay within 48 KiB here (going over loses the device instead of
-//! returning an error), so `NativeNetwork::set_launches` refuses any launch whose kernel the
-//! caller did not declare within the device's limit.
+//! returning an error), so `NativeNetwork::new` refuses a kernel declared above the device's
+//! limit, and `set_launches` a launch of a kernel that was not declared.
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -17,7 +17,7 @@ use ash::vk;
 
 use crate::device::DeviceShared;
 use crate::error::{Check, Result, VkError};
-use crate::memory::{upload, Buffer};
+use crate::memory::Buffer;
 use crate::plan::Cost;
 
 /// One kernel launch of the native network.
@@ -46,7 +46,7 @@ pub struct NativeKernel<'a> {
 struct NativeModule {
     shared: Arc<DeviceShared>,
     module: vk::CuModuleNVX,
-    functions: HashMap<String, (vk::CuFunctionNVX, u32)>,
+    functions: HashMap<String, vk::CuFunctionNVX>,
 }
 
 impl NativeModule {
@@ -68,7 +68,7 @@ impl NativeModule {
             unsafe { (nvx.fp().create_cu_function_nvx)(nvx.device(), &info, std::ptr::null(), &mut f) }
                 .result()
                 .map_err(|r| VkError::Size(format!("vkCreateCuFunctionNVX({}) failed: {r:?} (is the kernel in the module?)", k.name)))?;
-            out.functions.insert(k.name.to_string(), (f, k.shared_bytes));
+            out.functions.insert(k.name.to_string(), f);
         }
         Ok(out)
     }
@@ -80,7 +80,7 @@ impl Drop for NativeModule {
             // SAFETY: the engine that recorded launches of these functions waited for the device
             // to go idle before its fields (this module among them) were dropped.
             unsafe {
-                for (f, _) in self.functions.values() {
+                for f in self.functions.values() {
                     (nvx.fp().destroy_cu_function_nvx)(nvx.device(), *f, std::ptr::null());
                 }
                 (nvx.fp().destroy_cu_module_nvx)(nvx.device(), self.module, std::ptr::null());
@@ -92,17 +92,15 @@ impl Drop for NativeModule {
 /// The network as native kernels: module, weights, launches.
 pub struct NativeNetwork {
     module: NativeModule,
-    /// The weights as the kernels read them; tensors are addressed from `weights.address`.
-    pub weights: Buffer,
+    /// The weights as the kernels read them (the launches' arguments hold their addresses).
+    _weights: Buffer,
     launches: Vec<(vk::CuFunctionNVX, NativeLaunch)>,
-    /// One line for the start-up line ("fused mma.sync m16n8k16 kernels, sm_90 PTX").
-    pub describe: String,
 }
 
 impl NativeNetwork {
-    /// Creates the module from `ptx` (NUL-terminated text) with `kernels`, and uploads `weights`.
-    /// The launches follow with `set_launches`, once the weights' address is known.
-    pub fn new(shared: &Arc<DeviceShared>, ptx: &[u8], kernels: &[NativeKernel], weights: &[u8], describe: String) -> Result<NativeNetwork> {
+    /// Creates the module from `ptx` (NUL-terminated text) with `kernels`; keeps `weights`, the
+    /// device buffer the launches will read. The launches follow with `set_launches`.
+    pub fn new(shared: &Arc<DeviceShared>, ptx: &[u8], kernels: &[NativeKernel], weights: Buffer) -> Result<NativeNetwork> {
         let limit = shared.caps.shared_memory.min(48 * 1024);
         if let Some(k) = kernels.iter().find(|k| k.shared_bytes > limit) {
             return Err(VkError::MissingFeature {
@@ -111,15 +109,14 @@ impl NativeNetwork {
             });
         }
         let module = NativeModule::new(shared, ptx, kernels)?;
-        let weights = upload(shared, "native weights", weights)?;
-        Ok(NativeNetwork { module, weights, launches: Vec::new(), describe })
+        Ok(NativeNetwork { module, _weights: weights, launches: Vec::new() })
     }
 
     /// The launches a frame records, each resolved to a function of the module.
     pub fn set_launches(&mut self, launches: Vec<NativeLaunch>) -> Result<()> {
         let mut out = Vec::with_capacity(launches.len());
         for l in launches {
-            let &(f, _) = self.module.functions.get(&l.kernel).ok_or_else(|| VkError::Size(format!("launch {}: kernel {} was not created", l.label, l.kernel)))?;
+            let &f = self.module.functions.get(&l.kernel).ok_or_else(|| VkError::Size(format!("launch {}: kernel {} was not created", l.label, l.kernel)))?;
             if l.args.is_empty() {
                 return Err(VkError::Size(format!("launch {}: no argument bytes", l.label)));
             }
@@ -136,7 +133,8 @@ impl NativeNetwork {
     /// Records every launch for a window phase, each followed by a full barrier (consecutive
     /// native launches overlap otherwise); `after` runs after each barrier (the profile's
     /// timestamps). Allocates nothing: the argument bytes were made at creation.
-    pub fn record(&self, shared: &DeviceShared, cmd: vk::CommandBuffer, phase: usize, mut after: impl FnMut()) {
+    pub fn record(&self, cmd: vk::CommandBuffer, phase: usize, mut after: impl FnMut()) {
+        let shared = &self.module.shared;
         let nvx = shared.binary_import.as_ref().expect("a NativeNetwork exists only where VK_NVX_binary_import is enabled");
         full_barrier(shared, cmd);
         for (f, l) in &self.launches {

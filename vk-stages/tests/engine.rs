@@ -190,8 +190,9 @@ fn a_config_the_shaders_cannot_take_is_refused_at_load() {
 fn native_kernels_beyond_the_shared_memory_limit_or_without_the_extension_are_refused() {
     use vk_stages::native::{NativeKernel, NativeNetwork};
     let Some(shared) = device() else { return };
+    let weights = || vk_stages::memory::upload(&shared, "weights", &[0; 16]).unwrap();
     let big = [NativeKernel { name: "tessel_block_mma_c96", shared_bytes: 49 * 1024 }];
-    let e = NativeNetwork::new(&shared, b"\0", &big, &[0; 16], String::new()).err().expect("over the limit");
+    let e = NativeNetwork::new(&shared, b"\0", &big, weights()).err().expect("over the limit");
     let msg = e.to_string();
     assert!(msg.contains("tessel_block_mma_c96") && msg.contains("50176 bytes of shared memory"), "{msg}");
     if shared.caps.binary_import {
@@ -199,6 +200,6 @@ fn native_kernels_beyond_the_shared_memory_limit_or_without_the_extension_are_re
         return;
     }
     let small = [NativeKernel { name: "tessel_block_mma_c96", shared_bytes: 10 * 1024 }];
-    let msg = NativeNetwork::new(&shared, b"\0", &small, &[0; 16], String::new()).err().expect("no extension").to_string();
+    let msg = NativeNetwork::new(&shared, b"\0", &small, weights()).err().expect("no extension").to_string();
     assert!(msg.contains("VK_NVX_binary_import"), "{msg}");
 }
