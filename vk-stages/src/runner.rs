@@ -85,8 +85,6 @@ pub struct Runner {
     last_history: Vec<f32>,
     /// The last evaluated frame's values (for `rerun`).
     last_input: Option<FrameInput>,
-    /// The next `run` finds the inputs on the device already (no upload copies).
-    inputs_resident: bool,
 }
 
 /// Offsets inside the read-back buffer.
@@ -140,7 +138,6 @@ impl Runner {
             read_output: true,
             controls: Controls::Head,
             last_input: None,
-            inputs_resident: false,
             last_history: Vec::new(),
         })
     }
@@ -204,14 +201,16 @@ impl Runner {
     pub fn rerun(&mut self) -> Result<(Evaluation, GpuTimes)> {
         let mut input = self.last_input.ok_or_else(|| VkError::Size("rerun before any frame was evaluated".into()))?;
         input.reset = false;
-        self.inputs_resident = true;
-        let r = self.run(&input);
-        self.inputs_resident = false;
-        r
+        self.run_frame(&input, false)
     }
 
     /// Records, submits and waits for one frame whose planes are in the upload buffer.
     pub fn run(&mut self, input: &FrameInput) -> Result<(Evaluation, GpuTimes)> {
+        self.run_frame(input, true)
+    }
+
+    /// `run`, copying the upload buffer to the engine's inputs first where `upload` says so.
+    fn run_frame(&mut self, input: &FrameInput, upload: bool) -> Result<(Evaluation, GpuTimes)> {
         let d = self.shared.device.clone();
         let cmd = self.cmd;
         let n = (input.render.0 * input.render.1) as u64;
@@ -222,7 +221,7 @@ impl Runner {
             d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT))
                 .call("vkBeginCommandBuffer")?;
             let e = &self.engine;
-            if !self.inputs_resident {
+            if upload {
                 let up = self.upload.buffer;
                 d.cmd_copy_buffer(cmd, up, e.color.buffer, &[vk::BufferCopy::default().src_offset(0).size(n * 16)]);
                 d.cmd_copy_buffer(cmd, up, e.motion.buffer, &[vk::BufferCopy::default().src_offset(n * 16).size(n * 8)]);
