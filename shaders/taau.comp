@@ -5,6 +5,7 @@
 // the neighbourhood mean, and a per-pixel sample count kept in the history record's second part
 // (where the network's reconstruction keeps its memory channels).
 #include "common.glsl"
+#include "context.glsl"
 layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
 
 struct TaauParams {
@@ -45,24 +46,8 @@ vec2 motion_at(ivec2 s, ivec2 r) {
     return Vec2Buf(pc.prep_m).v[q.y * r.x + q.x];
 }
 
-// The history record of pixel p (clamped), part 0: (r, g, b, nearness), part 1: (count, -, -, -).
-vec4 hist_at(ivec2 p, ivec2 size, int part) {
-    ivec2 q = clamp(p, ivec2(0), size - 1);
-    return vec4(F16x4Buf(pc.hist_in).v[(q.y * size.x + q.x) * 2 + part]);
-}
-
-vec4 hist_bilinear(vec2 p, ivec2 size, int part) {
-    vec2 u = p - 0.5;
-    vec2 f = u - floor(u);
-    ivec2 i = ivec2(floor(u));
-    vec4 a = hist_at(i, size, part);
-    vec4 b = hist_at(i + ivec2(1, 0), size, part);
-    vec4 d = hist_at(i + ivec2(0, 1), size, part);
-    vec4 e = hist_at(i + ivec2(1, 1), size, part);
-    vec4 top = a + (b - a) * f.x;
-    vec4 bot = d + (e - d) * f.x;
-    return top + (bot - top) * f.y;
-}
+// The history record (include/context.glsl's hist_at, hist_bilinear): part 0 (r, g, b,
+// nearness), part 1 here (sample count, -, -, -).
 
 // Keys' cubic weights at fraction f for the taps at -1, 0, 1, 2.
 vec4 keys_weights(float f, float a) {
@@ -82,7 +67,7 @@ vec3 hist_keys(vec2 p, ivec2 size, float a) {
     ivec2 b = ivec2(i);
     vec3 o = vec3(0.0);
     for (int j = 0; j < 4; j++) {
-        for (int k = 0; k < 4; k++) o += (wy[j] * wx[k]) * hist_at(b + ivec2(k - 1, j - 1), size, 0).rgb;
+        for (int k = 0; k < 4; k++) o += (wy[j] * wx[k]) * hist_at(pc.hist_in, b + ivec2(k - 1, j - 1), size, 0).rgb;
     }
     return o;
 }
@@ -183,7 +168,7 @@ void main() {
         write_pixel(xy, fp, cur, best_near, q);
         return;
     }
-    float prev_near = hist_bilinear(prev, o, 0).a;
+    float prev_near = hist_bilinear(pc.hist_in, prev, o, 0).a;
     if (abs(best_near - prev_near) > t.depth_tolerance * max(max(best_near, prev_near), 1e-3)) {
         write_pixel(xy, fp, cur, best_near, q);
         return;
@@ -191,7 +176,7 @@ void main() {
     vec3 hk = hist_keys(prev, o, t.keys_a);
     vec3 hc;
     for (int c = 0; c < 3; c++) hc[c] = reexpose(clamp(hk[c], 0.0, Y_MAX), fp.hist_exposure, fp.exposure);
-    float n_prev = max(hist_bilinear(prev, o, 1).x, 0.0);
+    float n_prev = max(hist_bilinear(pc.hist_in, prev, o, 1).x, 0.0);
     // Clip toward the mean into mean +- gamma sigma, never narrower than the floor nor than the
     // neighbourhood's own extremes.
     vec3 sd = sqrt(max(m2 - m1 * m1, vec3(0.0)));
