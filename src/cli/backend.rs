@@ -129,12 +129,12 @@ pub fn open_none(model: Option<&ModelPackage>, settings: &Settings, capacity: (u
             Err(e) => format!("no Vulkan: {}", one_line(&e)),
         }
     };
-    open_none_cpu(settings, output, &format!("{what}; on the CPU: {why}"))
+    open_none_cpu(p, settings, output, &format!("{what}; on the CPU: {why}"))
 }
 
-/// The classical TAAU on the CPU (the reference of the Vulkan one).
-pub fn open_none_cpu(settings: &Settings, output: (usize, usize), what: &str) -> Box<dyn Backend> {
-    let up = Upscaler::new(HeadSource::Classic(TaauParams::default()), settings.clone(), output);
+/// The classical TAAU with `p` on the CPU (the reference of the Vulkan one).
+pub fn open_none_cpu(p: TaauParams, settings: &Settings, output: (usize, usize), what: &str) -> Box<dyn Backend> {
+    let up = Upscaler::new(HeadSource::Classic(p), settings.clone(), output);
     Box::new(CpuBackend { up, name: "none", label: format!("network: none ({what})"), model: None, extras: Extras::default() })
 }
 

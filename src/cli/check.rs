@@ -150,7 +150,8 @@ fn check_backend(
         golden.extend(rows);
     }
     let reference = if choice == NetworkChoice::None {
-        open_none_cpu(&Default::default(), (PLAN.output[0], PLAN.output[1]), "classical TAAU, CPU reference")
+        // The parameters `--network none` runs with (open_none).
+        open_none_cpu(Default::default(), &Default::default(), (PLAN.output[0], PLAN.output[1]), "classical TAAU, CPU reference")
     } else {
         open_cpu(pkg, &Default::default(), (PLAN.output[0], PLAN.output[1]), "")
     };
