@@ -56,7 +56,25 @@ struct BlockArgs {
     ts_uint shift_y;
     ts_uint hidden;      // MLP width, a multiple of 16
     ts_uint p;           // pixel embedding width (head variant: a multiple of 8)
+    // Between levels (the merge and expand variants only; zero otherwise): the level below's
+    // stream [tokens][lower_c] f32, a grid of 2 width x 2 height, which the merge reads and the
+    // expansion adds into.
+    float* lower;
+    const ts_half* merge_w;   // [c][4 lower_c]
+    const ts_half* merge_b;
+    const ts_half* expand_w;  // [4 lower_c][c]
+    const ts_half* expand_b;
+    ts_uint lower_c;     // a multiple of 16
+    ts_uint pad;
 };
+
+// What a block reads first and writes last (template arguments of block_body).
+#define TS_IN_STREAM 0
+#define TS_IN_EMBED 1
+#define TS_IN_MERGE 2
+#define TS_OUT_STREAM 0
+#define TS_OUT_HEAD 1
+#define TS_OUT_EXPAND 2
 
 #if defined(TS_HAS_MMA)
 #define TS_BLOCK_THREADS 128
@@ -268,11 +286,50 @@ TS_INLINE void rows_copy(const BlockArgs& p, ts_uint rows[16][TS_STAGE_STRIDE], 
     ts_warp_sync();
 }
 
-// The residual of the warp's rows: the level's stream, or (EMBED) the embedding of the tokens
-// (with P = 8 from token rows staged in shared memory, else read in place).
-template <int C, bool EMBED>
+// The first element of token `tok`'s 2x2 children in the level below (a grid twice as wide),
+// and where child q (channel block q of the merge, output block q of the expansion) lies from it.
+TS_INLINE ts_uint lower_base(const BlockArgs& p, ts_uint tok) {
+    return (2 * (tok / p.width)) * (2 * p.width) + 2 * (tok % p.width);
+}
+TS_INLINE ts_uint lower_step(const BlockArgs& p, ts_uint q) {
+    return (q / 2) * (2 * p.width) + q % 2;
+}
+
+// The merge of the level below into the warp's rows (MERGE variant), as the linear kernel computes
+// it: gathered f32 inputs rounded to f16, bias first, then the k tiles in order. lower_c is a
+// multiple of 16, so each k tile lies within one child.
+template <int C>
+TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], ts_uint tok0, ts_uint tok1, ts_uint t) {
+#pragma unroll
+    for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.merge_b, 8 * j, t);
+    ts_uint cin = p.lower_c, kts = 4 * cin / 16;
+    ts_uint base0 = lower_base(p, tok0), base1 = lower_base(p, tok1);
+#pragma unroll 4
+    for (ts_uint kt = 0; kt < kts; kt++) {
+        ts_uint q = 16 * kt / cin, c = 16 * kt % cin + 2 * t, step = lower_step(p, q);
+        const float* s0 = p.lower + (base0 + step) * cin + c;
+        const float* s1 = p.lower + (base1 + step) * cin + c;
+        ts_float2 v0 = *(const ts_float2*)s0, v1 = *(const ts_float2*)s1;
+        ts_float2 v2 = *(const ts_float2*)(s0 + 8), v3 = *(const ts_float2*)(s1 + 8);
+        ts_uint a[4] = {ts_pack(v0.x, v0.y), ts_pack(v1.x, v1.y), ts_pack(v2.x, v2.y), ts_pack(v3.x, v3.y)};
+#pragma unroll
+        for (int j = 0; j < C / 8; j++) {
+            ts_uint2 b = *ts_frag(p.merge_w, j, kts, kt);
+            ts_mma(xr[j], a, b.x, b.y);
+        }
+    }
+}
+
+// The residual of the warp's rows: the level's stream, the merge of the level below (MERGE), or
+// the embedding of the tokens (EMBED; with P = 8 from token rows staged in shared memory, else
+// read in place).
+template <int C, int IN>
 TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
-    if (EMBED) {
+    if (IN == TS_IN_MERGE) {
+        block_merge<C>(p, xr, tok0, tok1, t);
+        return;
+    }
+    if (IN == TS_IN_EMBED) {
         ts_uint in = TS_TOKEN_PIXELS * p.p;
 #pragma unroll
         for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.embed_b, 8 * j, t);
@@ -363,15 +420,41 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
     }
 }
 
-template <int C, bool EMBED, bool HEAD>
+// The expansion of the warp's rows added into the level below (EXPAND variant), as the linear
+// kernel computes it: the stream rounded to f16, bias first, output o of row (tx, ty) going to
+// channel o mod lower_c of child o / lower_c, added to the skip stored there.
+template <int C>
+TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], ts_uint tok0, ts_uint tok1, ts_uint t) {
+    constexpr int KT = C / 16;
+#pragma unroll
+    for (int kt = 0; kt < KT; kt++) ts_c_to_a(an[kt], xr[2 * kt], xr[2 * kt + 1], 1.0f, 1.0f);
+    ts_uint cout = p.lower_c;
+    ts_uint base0 = lower_base(p, tok0), base1 = lower_base(p, tok1);
+    // (Loading four tiles' skips before their products and stores ran 3.5x slower at C = 48 on
+    // the H200: BENCHMARKS.md, tenth session.)
+#pragma unroll 2
+    for (ts_uint n0 = 0; n0 < 4 * cout; n0 += 8) {
+        float d[4];
+        bias_tile(d, p.expand_b, n0, t);
+        ts_mma_frag<KT>(d, an, ts_frag(p.expand_w, n0 / 8, KT, 0));
+        ts_uint o = n0 + 2 * t, q = o / cout, c = o % cout, step = lower_step(p, q);
+        ts_float2* y0 = (ts_float2*)(p.lower + (base0 + step) * cout + c);
+        ts_float2* y1 = (ts_float2*)(p.lower + (base1 + step) * cout + c);
+        ts_float2 s0 = *y0, s1 = *y1;
+        *y0 = ts_float2{d[0] + s0.x, d[1] + s0.y};
+        *y1 = ts_float2{d[2] + s1.x, d[3] + s1.y};
+    }
+}
+
+template <int C, int IN, int OUT>
 TS_INLINE void block_body(const BlockArgs& p) {
     ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
     ts_uint tok0 = window_token(p, warp * 16 + g), tok1 = window_token(p, warp * 16 + g + 8);
-    constexpr int STAGED = (EMBED || HEAD) ? TS_BLOCK_THREADS / 32 : 1;
+    constexpr int STAGED = (IN == TS_IN_EMBED || OUT == TS_OUT_HEAD) ? TS_BLOCK_THREADS / 32 : 1;
     TS_SHARED __attribute__((aligned(16))) BlockShared<C, STAGED> sm;
     ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0];
     float xr[C / 8][4];
-    block_load<C, EMBED>(p, xr, warp, tok0, tok1, g, t, rows);
+    block_load<C, IN>(p, xr, warp, tok0, tok1, g, t, rows);
     ts_uint an[C / 16][4];
     block_norm<C>(xr, p.norm1_w, p.norm1_b, t, an);
 #pragma unroll
@@ -389,8 +472,12 @@ TS_INLINE void block_body(const BlockArgs& p) {
         for (int e = 0; e < 4; e++) xr[j][e] += b[e];
     }
     block_mlp<C>(p, xr, an, g, t);
-    if (HEAD) {
+    if (OUT == TS_OUT_HEAD) {
         block_head<C>(p, xr, an, warp, tok0, tok1, g, t, rows);
+        return;
+    }
+    if (OUT == TS_OUT_EXPAND) {
+        block_expand<C>(p, xr, an, tok0, tok1, t);
         return;
     }
 #pragma unroll
@@ -401,13 +488,19 @@ TS_INLINE void block_body(const BlockArgs& p) {
     }
 }
 
-// One kernel per level width (multiples of 16 up to 8 heads): tessel_block_mma_c<C>; the
-// embed and head variants for the widths a first level takes (up to 64).
+// One kernel per level width (multiples of 16 up to 8 heads) and variant: tessel_block_mma_c<C>,
+// the merge and expand variants between levels; the embed and head variants for the widths a
+// first level takes (up to 64).
+#define TS_BLOCK_VARIANT(NAME, C, IN, OUT) \
+    TS_KERNEL TS_BOUNDS(TS_BLOCK_THREADS) void tessel_block_##NAME##mma_c##C(BlockArgs p) { block_body<C, IN, OUT>(p); }
 #define TS_BLOCK_MMA(C) \
-    TS_KERNEL TS_BOUNDS(TS_BLOCK_THREADS) void tessel_block_mma_c##C(BlockArgs p) { block_body<C, false, false>(p); }
+    TS_BLOCK_VARIANT(, C, TS_IN_STREAM, TS_OUT_STREAM) \
+    TS_BLOCK_VARIANT(merge_, C, TS_IN_MERGE, TS_OUT_STREAM) \
+    TS_BLOCK_VARIANT(expand_, C, TS_IN_STREAM, TS_OUT_EXPAND) \
+    TS_BLOCK_VARIANT(merge_expand_, C, TS_IN_MERGE, TS_OUT_EXPAND)
 #define TS_BLOCK_ENDS_MMA(C) \
-    TS_KERNEL TS_BOUNDS(TS_BLOCK_THREADS) void tessel_block_embed_mma_c##C(BlockArgs p) { block_body<C, true, false>(p); } \
-    TS_KERNEL TS_BOUNDS(TS_BLOCK_THREADS) void tessel_block_head_mma_c##C(BlockArgs p) { block_body<C, false, true>(p); }
+    TS_BLOCK_VARIANT(embed_, C, TS_IN_EMBED, TS_OUT_STREAM) \
+    TS_BLOCK_VARIANT(head_, C, TS_IN_STREAM, TS_OUT_HEAD)
 TS_BLOCK_ENDS_MMA(16)
 TS_BLOCK_ENDS_MMA(32)
 TS_BLOCK_ENDS_MMA(48)

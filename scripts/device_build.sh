@@ -4,10 +4,12 @@
 # Also fetches the Vulkan loader debs into .gl once (the GPU machine has no loader of its own).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --workspace --examples
+# --bins as well: `--examples` alone selects only the examples, and the tessel binary copied
+# below would be whatever an earlier build left (it once carried an older PTX to the device).
+cargo build --release --workspace --bins --examples
+cargo test --release --workspace --no-run
 mkdir -p .carry/bin
 cp target/release/tessel target/release/examples/engine_bench .carry/bin/
-cargo test --release --workspace --no-run
 # Test binaries that need a GPU (cargo names them with a hash; take the newest of each).
 for name in against_cpu engine fused network_gpu gpu split_gpu in_vulkan_gpu; do
   t=$(ls -t target/release/deps/${name}-* | grep -v '\.d$' | head -1)

@@ -17,8 +17,9 @@ void main() {
     float v = 0.0;
     if (i < n) {
         uint unused = 0u;
+        vec4 rgba = Vec4Buf(pc.color).v[i];  // one 16-byte load
         vec3 c;
-        for (int k = 0; k < 3; k++) c[k] = sanitize(pc.color.v[i * 4 + k], 0.0, COLOR_MAX, unused);
+        for (int k = 0; k < 3; k++) c[k] = sanitize(rgba[k], 0.0, COLOR_MAX, unused);
         v = log(max(luma(c), 1e-4));
     }
     acc[gl_LocalInvocationID.x] = v;

@@ -6,6 +6,8 @@
 #include "context.glsl"
 layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
 layout(constant_id = 0) const int P = 8;
+layout(constant_id = 1) const bool EMBED_FROM_SPEC = false;
+#include "embed_spec.glsl"
 layout(push_constant) uniform PC {
     ParamsBuf params;
     F32Buf prep_c;
@@ -16,6 +18,7 @@ layout(push_constant) uniform PC {
     F16Buf tokens;   // out
     uint padded_w;   // token grid width
     F32Buf pos;      // the frame's position table (include/context.glsl)
+    F32Buf context;  // out: per output pixel, (history colour, validity) for the reconstruction
 } pc;
 
 void main() {
@@ -34,6 +37,7 @@ void main() {
         return;
     }
     PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist, pc.pos);
+    Vec4Buf(pc.context).v[xy.y * fp.out_size.x + xy.x] = vec4(ctx.hist, ctx.valid);
     float f[TS_FEATURES];
     f[0] = ctx.c[4].r; f[1] = ctx.c[4].g; f[2] = ctx.c[4].b;
     f[3] = ctx.offset.x; f[4] = ctx.offset.y;
@@ -56,18 +60,24 @@ void main() {
     f[12] = lmin; f[13] = lmax;
     f[14] = ctx.memory.x; f[15] = ctx.memory.y;
     vec4 e4 = vec4(0.0);
+    float spec[TS_EMBED_SPEC_P];
+    if (EMBED_FROM_SPEC) embed_from_spec(f, spec);
     for (int p = 0; p < P; p++) {
         float acc = 0.0;
-        // A row of 16 weights is four 8-byte loads (the tensor is 256-byte aligned): a quarter
-        // of the load instructions of per-half loads, the same sums in the same order.
-        for (int i = 0; i < TS_FEATURES / 4; i++) {
-            vec4 w = vec4(F16x4Buf(pc.weight).v[p * (TS_FEATURES / 4) + i]);
-            acc += w.x * f[4 * i];
-            acc += w.y * f[4 * i + 1];
-            acc += w.z * f[4 * i + 2];
-            acc += w.w * f[4 * i + 3];
+        if (EMBED_FROM_SPEC) {
+            acc = spec[min(p, TS_EMBED_SPEC_P - 1)];
+        } else {
+            // A row of 16 weights is four 8-byte loads (the tensor is 256-byte aligned): a
+            // quarter of the load instructions of per-half loads, the same sums in the same order.
+            for (int i = 0; i < TS_FEATURES / 4; i++) {
+                vec4 w = vec4(F16x4Buf(pc.weight).v[p * (TS_FEATURES / 4) + i]);
+                acc += w.x * f[4 * i];
+                acc += w.y * f[4 * i + 1];
+                acc += w.z * f[4 * i + 2];
+                acc += w.w * f[4 * i + 3];
+            }
+            acc += float(pc.bias.v[p]);
         }
-        acc += float(pc.bias.v[p]);
         if (P % 4 == 0) {
             e4[p % 4] = silu(acc);
             if (p % 4 == 3) F16x4Buf(pc.tokens).v[(base + p - 3) / 4] = f16vec4(e4);

@@ -18,15 +18,18 @@ void main() {
     if (i >= fp.render.x * fp.render.y) return;
     uint changed = 0u;
     float e = fp.exposure;
-    for (int k = 0; k < 4; k++) {
-        float c = sanitize(pc.color.v[i * 4 + k], 0.0, COLOR_MAX, changed);
-        if (k < 3) pc.prep_c.v[i * 4 + k] = tonemap(c * e);
-    }
+    // One 16-byte load and store per pixel for the colour, 8 bytes for the motion (the buffers
+    // are 256-byte aligned): a quarter of the memory instructions of per-channel accesses.
+    vec4 c = Vec4Buf(pc.color).v[i];
+    vec4 prepared;
+    for (int k = 0; k < 3; k++) prepared[k] = tonemap(sanitize(c[k], 0.0, COLOR_MAX, changed) * e);
+    sanitize(c.a, 0.0, COLOR_MAX, changed);
     float d = sanitize(pc.depth.v[i], 0.0, 1.0, changed);
-    pc.prep_c.v[i * 4 + 3] = fp.depth_inverted != 0u ? d : 1.0 - d;
-    for (int k = 0; k < 2; k++) {
-        float m = sanitize(pc.motion.v[i * 2 + k], -MOTION_MAX, MOTION_MAX, changed);
-        pc.prep_m.v[i * 2 + k] = m * fp.motion_scale[k];
-    }
+    prepared.a = fp.depth_inverted != 0u ? d : 1.0 - d;
+    Vec4Buf(pc.prep_c).v[i] = prepared;
+    vec2 m = Vec2Buf(pc.motion).v[i];
+    vec2 mo;
+    for (int k = 0; k < 2; k++) mo[k] = sanitize(m[k], -MOTION_MAX, MOTION_MAX, changed) * fp.motion_scale[k];
+    Vec2Buf(pc.prep_m).v[i] = mo;
     if (changed > 0u) atomicAdd(pc.params.p.sanitized, changed);
 }

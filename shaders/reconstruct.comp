@@ -4,6 +4,9 @@
 #include "common.glsl"
 #include "context.glsl"
 layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
+// Whether the frame's input stage ran and stored the history part of the context (a back after
+// the network); otherwise (fixed controls without the input stage) it is resampled here.
+layout(constant_id = 0) const bool STORED_CONTEXT = false;
 layout(push_constant) uniform PC {
     ParamsBuf params;
     F32Buf prep_c;
@@ -19,6 +22,7 @@ layout(push_constant) uniform PC {
     float fixed_sigma;
     float fixed_clamp;
     F32Buf pos;         // the frame's position table (include/context.glsl)
+    F32Buf context;     // STORED_CONTEXT: (history colour, validity) from the input stage
 } pc;
 
 void main() {
@@ -29,7 +33,16 @@ void main() {
         pc.hist_state.s[pc.hist_write].valid = 1u;
     }
     if (xy.x >= fp.out_size.x || xy.y >= fp.out_size.y) return;
-    PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist_in, pc.pos);
+    uint pix = xy.y * fp.out_size.x + xy.x;
+    PixelContext ctx;
+    if (STORED_CONTEXT) {
+        ctx = pixel_neighbourhood(xy, fp, pc.prep_c, pc.prep_m, pc.pos);
+        vec4 s = Vec4Buf(pc.context).v[pix];
+        ctx.hist = s.rgb;
+        ctx.valid = s.a;
+    } else {
+        ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist_in, pc.pos);
+    }
     float blend, sigma, strength;
     vec3 residual = vec3(0.0);
     vec2 memory = vec2(0.0);
@@ -62,7 +75,6 @@ void main() {
         mx = max(mx, ctx.c[k]);
     }
     float alpha = blend * ctx.valid;
-    uint pix = xy.y * fp.out_size.x + xy.x;
     vec3 res;
     for (int c = 0; c < 3; c++) {
         float cur = acc[c] / wsum;

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use tessel_kernels::BlockEnds;
+use tessel_kernels::{BlockEnds, BlockIn, BlockOut};
 use tessel_model::config::{BlockSpec, NetOp, NetworkConfig, TokenGrid, HEAD_DIM, WINDOW_TOKENS};
 use vk_stages::model::{Layers, LinearSpec};
 use tessel_model::shifts::window_shift;
@@ -63,7 +63,7 @@ pub struct AttentionArgs {
 }
 const _: () = assert!(std::mem::size_of::<AttentionArgs>() == 48);
 
-/// `BlockArgs` of kernels/block_mma.hip (216 bytes).
+/// `BlockArgs` of kernels/block_mma.hip (264 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BlockArgs {
@@ -97,8 +97,15 @@ pub struct BlockArgs {
     pub shift_y: u32,
     pub hidden: u32,
     pub p: u32,
+    pub lower: u64,
+    pub merge_w: u64,
+    pub merge_b: u64,
+    pub expand_w: u64,
+    pub expand_b: u64,
+    pub lower_c: u32,
+    pub _pad: u32,
 }
-const _: () = assert!(std::mem::size_of::<BlockArgs>() == 216);
+const _: () = assert!(std::mem::size_of::<BlockArgs>() == 264);
 
 /// Threads of the fused block kernel: four warps, 16 tokens each.
 pub const BLOCK_MMA_THREADS: u32 = 128;
@@ -229,16 +236,41 @@ impl Builder<'_> {
     }
 
     /// The fused matrix-core kernel for a block with these ends, if the plan uses matrix
-    /// kernels and one exists (the head variant also needs P a multiple of 8).
+    /// kernels and one exists: the embedding and the head at level 0 only (the head also needs P
+    /// a multiple of 8), the merge and the expansion above it with a lower width a multiple of 16.
     fn fused(&self, b: &BlockSpec, ends: BlockEnds) -> Option<&'static str> {
-        if !self.matrix || (ends != BlockEnds::Inner && b.level != 0) || (ends == BlockEnds::Head && self.cfg.pixel_embed % 8 != 0) {
+        let level0 = ends.input == BlockIn::Embed || ends.output == BlockOut::Head;
+        let between = ends.input == BlockIn::Merge || ends.output == BlockOut::Expand;
+        if !self.matrix || (level0 && b.level != 0) || (ends.output == BlockOut::Head && self.cfg.pixel_embed % 8 != 0) {
+            return None;
+        }
+        if between && (b.level == 0 || self.cfg.channels[b.level - 1] % 16 != 0) {
             return None;
         }
         tessel_kernels::block_kernel(self.cfg.channels[b.level], self.layers.fc1[b.level].out as usize, ends)
     }
 
+    /// The fused launch that op `i` starts, if any: a block that takes the op before it (the
+    /// embedding, a merge) where a kernel does, and the op after it (the head, an expansion) where
+    /// one does; with the index of the block op.
+    fn fusion(&self, ops: &[NetOp], i: usize) -> Option<(BlockEnds, usize)> {
+        let (input, at) = match (&ops[i], ops.get(i + 1)) {
+            (NetOp::Embed, Some(NetOp::Block(_))) => (BlockIn::Embed, i + 1),
+            (NetOp::Merge(_), Some(NetOp::Block(_))) => (BlockIn::Merge, i + 1),
+            (NetOp::Block(_), _) => (BlockIn::Stream, i),
+            _ => return None,
+        };
+        let NetOp::Block(bs) = &ops[at] else { return None };
+        let output = match ops.get(at + 1) {
+            Some(NetOp::Head) => BlockOut::Head,
+            Some(NetOp::Expand(_)) => BlockOut::Expand,
+            _ => BlockOut::Stream,
+        };
+        [output, BlockOut::Stream].into_iter().map(|output| BlockEnds { input, output }).find(|e| self.fused(bs, *e).is_some()).map(|e| (e, at))
+    }
+
     /// A block: one fused launch (taking the embedding or the head along with `ends`), or the
-    /// five portable launches (only with `BlockEnds::Inner`).
+    /// five portable launches (only with `BlockEnds::INNER`).
     fn block(&mut self, b: &BlockSpec, ends: BlockEnds) {
         let (l, n) = (b.level, b.name.as_str());
         let c = self.cfg.channels[l];
@@ -247,8 +279,9 @@ impl Builder<'_> {
         let hidden = self.layers.fc1[l].out as usize;
         if let Some(kernel) = self.fused(b, ends) {
             let p = |s: &str| self.t(&format!("{n}.{s}"));
-            let embed = ends == BlockEnds::Embed;
-            let head = ends == BlockEnds::Head;
+            let embed = ends.input == BlockIn::Embed;
+            let head = ends.output == BlockOut::Head;
+            let (merge, expand) = (ends.input == BlockIn::Merge, ends.output == BlockOut::Expand);
             let pixel = head && self.cfg.pixel_head;
             let when = |on: bool, name: &str| if on { self.t(name) } else { 0 };
             let a = BlockArgs {
@@ -280,31 +313,49 @@ impl Builder<'_> {
                 height: h as u32,
                 hidden: hidden as u32,
                 p: self.cfg.pixel_embed as u32,
+                lower: if merge || expand { self.bufs.x[l - 1] } else { 0 },
+                merge_w: when(merge, &format!("merge{l}.weight#frag")),
+                merge_b: when(merge, &format!("merge{l}.bias")),
+                expand_w: when(expand, &format!("expand{l}.weight#frag")),
+                expand_b: when(expand, &format!("expand{l}.bias")),
+                lower_c: if merge || expand { self.cfg.channels[l - 1] as u32 } else { 0 },
                 ..Default::default()
             };
             let grid = ((t / WINDOW_TOKENS) as u32, 1, 1);
-            // The parts' costs, less the residual stream written by the embedding and read by the
-            // block, or written by the block and read by the head: it stays in registers.
+            // The parts' costs, less the residual stream written by the embedding or merge and read
+            // by the block, or written by the block and read by the head or expansion: it stays in
+            // registers.
             let (tu, cu) = (t as u64, c as u64);
             let mut cost = block_cost(tu, cu, hidden as u64);
             let p = self.cfg.pixel_embed as u64;
-            let end = match ends {
-                BlockEnds::Inner => None,
-                BlockEnds::Embed => Some(linear_cost(&self.layers.embed, tu, p, false)),
-                BlockEnds::Head => Some(linear_cost(&self.layers.head, tu, p, self.cfg.pixel_head)),
+            let input = match ends.input {
+                BlockIn::Stream => None,
+                BlockIn::Embed => Some(linear_cost(&self.layers.embed, tu, p, false)),
+                BlockIn::Merge => Some(linear_cost(&self.layers.merge[l - 1], tu, p, false)),
             };
-            if let Some(e) = end {
+            let output = match ends.output {
+                BlockOut::Stream => None,
+                BlockOut::Head => Some(linear_cost(&self.layers.head, tu, p, self.cfg.pixel_head)),
+                BlockOut::Expand => Some(linear_cost(&self.layers.expand[l - 1], tu, p, false)),
+            };
+            for e in [input, output].into_iter().flatten() {
                 cost = Cost { bytes: cost.bytes + e.bytes - 2 * tu * cu * 4, flops: cost.flops + e.flops };
             }
-            let label = match ends {
-                BlockEnds::Inner => n.to_string(),
-                BlockEnds::Embed => format!("embed+{n}"),
-                BlockEnds::Head => format!("{n}+head"),
+            let before = match ends.input {
+                BlockIn::Stream => String::new(),
+                BlockIn::Embed => "embed+".to_string(),
+                BlockIn::Merge => format!("merge{l}+"),
             };
+            let after = match ends.output {
+                BlockOut::Stream => String::new(),
+                BlockOut::Head => "+head".to_string(),
+                BlockOut::Expand => format!("+expand{l}"),
+            };
+            let label = format!("{before}{n}{after}");
             self.out.push(Launch { label, kernel, grid, block: (BLOCK_MMA_THREADS, 1, 1), args: Args::Block(a, b.layer), cost });
             return;
         }
-        assert_eq!(ends, BlockEnds::Inner, "{n}: no fused kernel takes the network's ends");
+        assert_eq!(ends, BlockEnds::INNER, "{n}: no fused kernel takes the network's ends");
         let (x, qkv, attn, hid) = (self.bufs.x[l], self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
         let (lq, lp, l1, l2) = (self.layers.qkv[l], self.layers.proj[l], self.layers.fc1[l], self.layers.fc2[l]);
         self.linear(&lq, &format!("{n}.qkv"), x, qkv, t, w, Some(&format!("{n}.norm1")));
@@ -326,28 +377,20 @@ pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &Ha
     let ops = cfg.ops();
     let mut i = 0;
     while i < ops.len() {
-        // The embedding and the head go into the neighbouring level-0 block where a fused kernel
-        // takes them. A block takes one end at most: one that took the embedding is consumed
-        // with it, so the head after it stays a launch of its own.
-        match (&ops[i], ops.get(i + 1)) {
-            (NetOp::Embed, Some(NetOp::Block(bs))) if b.fused(bs, BlockEnds::Embed).is_some() => {
-                b.block(bs, BlockEnds::Embed);
-                i += 2;
-                continue;
-            }
-            (NetOp::Block(bs), Some(NetOp::Head)) if b.fused(bs, BlockEnds::Head).is_some() => {
-                b.block(bs, BlockEnds::Head);
-                i += 2;
-                continue;
-            }
-            _ => {}
+        // The embedding, the merges, the expansions and the head go into the neighbouring block
+        // where a fused kernel takes them.
+        if let Some((ends, at)) = b.fusion(&ops, i) {
+            let NetOp::Block(bs) = &ops[at] else { unreachable!("fusion starts at a block") };
+            b.block(bs, ends);
+            i = at + 1 + usize::from(ends.output != BlockOut::Stream);
+            continue;
         }
         match ops[i].clone() {
             NetOp::Embed => {
                 let l = b.layers.embed;
                 b.linear(&l, "embed", bufs.tokens, bufs.x[0], w0 * h0, w0, None);
             }
-            NetOp::Block(bs) => b.block(&bs, BlockEnds::Inner),
+            NetOp::Block(bs) => b.block(&bs, BlockEnds::INNER),
             NetOp::Merge(l) => {
                 let (w1, h1) = grid.level_dims(l + 1);
                 let spec = b.layers.merge[l];
@@ -430,22 +473,30 @@ mod tests {
     fn with_matrix_kernels_each_block_is_one_launch() {
         let (cfg, g, bufs, tensors) = fixture();
         let plan = build(&cfg, &g, &bufs, &tensors, true);
-        // The embedding and the head ride in the first and last blocks.
+        // The embedding and the head ride in the first and last blocks, each merge in the block
+        // after it, each expansion in the block before it.
         let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
-        assert_eq!(labels, ["embed+enc0.0", "merge1", "enc1.0", "enc1.1", "merge2", "mid.0", "mid.1", "expand2", "dec1.0", "dec1.1", "expand1", "dec0.0+head"]);
-        let b = plan.iter().find(|l| l.label == "mid.1").unwrap();
-        assert_eq!((b.kernel, b.grid, b.block), ("tessel_block_mma_c96", ((240 * 136 / 64) as u32, 1, 1), (128, 1, 1)));
+        assert_eq!(labels, ["embed+enc0.0", "merge1+enc1.0", "enc1.1", "merge2+mid.0", "mid.1+expand2", "dec1.0", "dec1.1+expand1", "dec0.0+head"]);
+        let b = plan.iter().find(|l| l.label == "enc1.1").unwrap();
+        assert_eq!((b.kernel, b.grid, b.block), ("tessel_block_mma_c48", ((480 * 272 / 64) as u32, 1, 1), (128, 1, 1)));
         let Args::Block(a, layer) = b.args else { panic!() };
-        assert_eq!((a.x, a.hidden, a.width, a.height, a.p, layer), (12, 192, 240, 136, 8, 4));
-        assert_eq!(a.rpb, tensors["mid.1.rpb"]);
-        assert_eq!(a.fc2_w, tensors["mid.1.fc2.weight#frag"]);
-        assert_eq!((a.tokens, a.head, a.embed_w, a.head_w, a.pixel_w), (0, 0, 0, 0, 0), "an inner block takes no ends");
-        // mid.1 is layer 4: at phase 3 its shift is (1, 7); 24 pointers, then the level size and
-        // the shifts.
+        assert_eq!((a.x, a.hidden, a.width, a.height, a.p, layer), (11, 96, 480, 272, 8, 2));
+        assert_eq!(a.rpb, tensors["enc1.1.rpb"]);
+        assert_eq!(a.fc2_w, tensors["enc1.1.fc2.weight#frag"]);
+        assert_eq!((a.tokens, a.head, a.embed_w, a.head_w, a.pixel_w, a.lower, a.merge_w, a.expand_w), (0, 0, 0, 0, 0, 0, 0, 0), "an inner block takes no ends");
+        // enc1.1 is layer 2: at phase 3 its shift is (1, 7) (docs/NETWORK.md's table, even
+        // layers); 24 pointers, then the level size and the shifts.
         let bytes = b.arg_bytes(3);
-        assert_eq!(bytes.len(), 216);
+        assert_eq!(bytes.len(), 264);
         assert_eq!(u32::from_le_bytes(bytes[200..204].try_into().unwrap()), 1);
         assert_eq!(u32::from_le_bytes(bytes[204..208].try_into().unwrap()), 7);
+        // The merge reads the level below; the expansion adds into it.
+        let m = plan.iter().find(|l| l.label == "merge2+mid.0").unwrap();
+        let Args::Block(a, 3) = m.args else { panic!() };
+        assert_eq!((m.kernel, a.x, a.lower, a.lower_c, a.merge_w, a.merge_b, a.expand_w), ("tessel_block_merge_mma_c96", 12, 11, 48, tensors["merge2.weight#frag"], tensors["merge2.bias"], 0));
+        let e = plan.iter().find(|l| l.label == "dec1.1+expand1").unwrap();
+        let Args::Block(a, 6) = e.args else { panic!() };
+        assert_eq!((e.kernel, a.x, a.lower, a.lower_c, a.expand_w, a.expand_b, a.merge_w), ("tessel_block_expand_mma_c48", 11, 10, 32, tensors["expand1.weight#frag"], tensors["expand1.bias"], 0));
         let first = &plan[0];
         let Args::Block(e, 0) = first.args else { panic!() };
         assert_eq!((first.kernel, e.tokens, e.embed_w, e.head), ("tessel_block_embed_mma_c32", 1, tensors["embed.weight#frag"], 0));
@@ -457,12 +508,20 @@ mod tests {
         let g = TokenGrid::new(&odd, 640, 360);
         let plan = build(&odd, &g, &bufs, &fake_tensors(&odd), true);
         assert!(plan.iter().any(|l| l.label == "enc0.0.attention"));
-        assert!(plan.iter().any(|l| l.label == "enc1.0" && l.kernel == "tessel_block_mma_c48"));
+        assert!(plan.iter().any(|l| l.label == "enc1.0" && l.kernel == "tessel_block_mma_c48"), "a lower width of 40 has no fused merge");
+        assert!(plan.iter().any(|l| l.label == "merge1") && plan.iter().any(|l| l.label == "expand1"));
+        assert!(plan.iter().any(|l| l.label == "merge2+mid.0"), "48 below 96 fuses");
+        // A level of one block takes its merge and its expansion.
+        let one = NetworkConfig { encoder_depths: vec![1, 1], bottleneck_depth: 1, decoder_depths: vec![1, 1], ..cfg.clone() };
+        let plan = build(&one, &TokenGrid::new(&one, 640, 360), &bufs, &fake_tensors(&one), true);
+        let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(labels, ["embed+enc0.0", "merge1+enc1.0", "merge2+mid.0+expand2", "dec1.0+expand1", "dec0.0+head"]);
+        assert_eq!(plan[2].kernel, "tessel_block_merge_expand_mma_c96");
         // The layers outside the blocks take the matrix-core linear kernel of their input width.
         let kernel = |p: &[Launch], label: &str| p.iter().find(|l| l.label == label).unwrap().kernel;
-        let plan = build(&cfg, &TokenGrid::new(&cfg, 3840, 2160), &bufs, &tensors, true);
-        assert_eq!(kernel(&plan, "merge2"), "tessel_linear_mma_k256");
-        assert_eq!(kernel(&plan, "expand1"), "tessel_linear_mma_k128");
+        let plan = build(&odd, &TokenGrid::new(&odd, 3840, 2160), &bufs, &fake_tensors(&odd), true);
+        assert_eq!(kernel(&plan, "merge1"), "tessel_linear_mma_k256", "4 x 40 inputs");
+        assert_eq!(kernel(&plan, "expand1"), "tessel_linear_mma_k128", "48 inputs");
         // Level 0 at 128 channels has no fused ends: embed and head are linear launches.
         let wide = NetworkConfig { channels: vec![128, 128, 128], ..cfg.clone() };
         let plan = build(&wide, &TokenGrid::new(&wide, 3840, 2160), &bufs, &fake_tensors(&wide), true);

@@ -45,39 +45,90 @@ include!(concat!(env!("OUT_DIR"), "/objects.rs"));
 /// The portable kernels: every code object holds them, and they compute the whole network.
 pub const KERNELS: &[&str] = &["tessel_attention", "tessel_linear"];
 
-/// What a fused block kernel does besides the block.
+/// What a fused block kernel reads before the block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BlockEnds {
-    /// Only the block: the level's residual stream in and out.
-    Inner,
-    /// The first block of level 0: its input is the embedding of the token buffer.
+pub enum BlockIn {
+    /// The level's residual stream.
+    Stream,
+    /// The first block of level 0: the embedding of the token buffer.
     Embed,
-    /// The last block of level 0: it ends in the head (head_norm, head, per-pixel path) written
-    /// to the head buffer.
+    /// The first block of a level above 0: the merge of the level below (2x2 gather, linear).
+    Merge,
+}
+
+/// What a fused block kernel writes after the block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockOut {
+    /// The level's residual stream.
+    Stream,
+    /// The last block of level 0: the head (head_norm, head, per-pixel path) to the head buffer.
     Head,
+    /// The last block of a level above 0: the expansion added into the level below.
+    Expand,
+}
+
+/// What a fused block kernel does besides the block: the network's ends at level 0, the merge
+/// and expansion between levels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockEnds {
+    pub input: BlockIn,
+    pub output: BlockOut,
+}
+
+impl BlockEnds {
+    pub const INNER: BlockEnds = BlockEnds { input: BlockIn::Stream, output: BlockOut::Stream };
+    pub const EMBED: BlockEnds = BlockEnds { input: BlockIn::Embed, output: BlockOut::Stream };
+    pub const HEAD: BlockEnds = BlockEnds { input: BlockIn::Stream, output: BlockOut::Head };
+    pub const MERGE: BlockEnds = BlockEnds { input: BlockIn::Merge, output: BlockOut::Stream };
+    pub const EXPAND: BlockEnds = BlockEnds { input: BlockIn::Stream, output: BlockOut::Expand };
+    pub const MERGE_EXPAND: BlockEnds = BlockEnds { input: BlockIn::Merge, output: BlockOut::Expand };
+
+    /// Whether the kernel stages token rows in shared memory (the level-0 ends).
+    pub fn stages_rows(self) -> bool {
+        self.input == BlockIn::Embed || self.output == BlockOut::Head
+    }
+}
+
+/// The fused window block kernels of one width: inner, merge, expand, merge and expand.
+macro_rules! block_widths {
+    ($($c:literal),*) => {
+        [$(
+            ($c, BlockEnds::INNER, concat!("tessel_block_mma_c", $c)),
+            ($c, BlockEnds::MERGE, concat!("tessel_block_merge_mma_c", $c)),
+            ($c, BlockEnds::EXPAND, concat!("tessel_block_expand_mma_c", $c)),
+            ($c, BlockEnds::MERGE_EXPAND, concat!("tessel_block_merge_expand_mma_c", $c)),
+        )*]
+    };
+}
+/// The embed and head variants of one width.
+macro_rules! block_ends {
+    ($($c:literal),*) => {
+        [$(
+            ($c, BlockEnds::EMBED, concat!("tessel_block_embed_mma_c", $c)),
+            ($c, BlockEnds::HEAD, concat!("tessel_block_head_mma_c", $c)),
+        )*]
+    };
+}
+const BLOCK_INNER: [(usize, BlockEnds, &str); 32] = block_widths!(16, 32, 48, 64, 80, 96, 112, 128);
+const BLOCK_ENDS: [(usize, BlockEnds, &str); 8] = block_ends!(16, 32, 48, 64);
+const fn block_table() -> [(usize, BlockEnds, &'static str); 40] {
+    let mut out = [(0, BlockEnds::INNER, ""); 40];
+    let mut i = 0;
+    while i < 32 {
+        out[i] = BLOCK_INNER[i];
+        i += 1;
+    }
+    while i < 40 {
+        out[i] = BLOCK_ENDS[i - 32];
+        i += 1;
+    }
+    out
 }
 
 /// The fused window block on matrix cores (kernels/block_mma.hip), one kernel per level width
 /// (multiples of 16 channels up to 8 heads) and variant; the embed and head variants exist for
 /// widths up to 64.
-pub const BLOCK_MMA: &[(usize, BlockEnds, &str)] = &[
-    (16, BlockEnds::Inner, "tessel_block_mma_c16"),
-    (32, BlockEnds::Inner, "tessel_block_mma_c32"),
-    (48, BlockEnds::Inner, "tessel_block_mma_c48"),
-    (64, BlockEnds::Inner, "tessel_block_mma_c64"),
-    (80, BlockEnds::Inner, "tessel_block_mma_c80"),
-    (96, BlockEnds::Inner, "tessel_block_mma_c96"),
-    (112, BlockEnds::Inner, "tessel_block_mma_c112"),
-    (128, BlockEnds::Inner, "tessel_block_mma_c128"),
-    (16, BlockEnds::Embed, "tessel_block_embed_mma_c16"),
-    (16, BlockEnds::Head, "tessel_block_head_mma_c16"),
-    (32, BlockEnds::Embed, "tessel_block_embed_mma_c32"),
-    (32, BlockEnds::Head, "tessel_block_head_mma_c32"),
-    (48, BlockEnds::Embed, "tessel_block_embed_mma_c48"),
-    (48, BlockEnds::Head, "tessel_block_head_mma_c48"),
-    (64, BlockEnds::Embed, "tessel_block_embed_mma_c64"),
-    (64, BlockEnds::Head, "tessel_block_head_mma_c64"),
-];
+pub const BLOCK_MMA: &[(usize, BlockEnds, &str)] = &block_table();
 
 /// Every linear layer outside the blocks on matrix cores (kernels/linear_mma.hip), by the
 /// widest input each takes.

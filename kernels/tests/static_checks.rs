@@ -69,13 +69,18 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
     for t in AMD.iter().chain(["sm_75"].iter()) {
         assert_eq!(matrix_path(t), None, "{t}");
     }
-    assert_eq!(block_kernel(96, 192, BlockEnds::Inner), Some("tessel_block_mma_c96"));
-    assert_eq!(block_kernel(32, 64, BlockEnds::Embed), Some("tessel_block_embed_mma_c32"));
-    assert_eq!(block_kernel(32, 64, BlockEnds::Head), Some("tessel_block_head_mma_c32"));
-    assert_eq!(block_kernel(96, 192, BlockEnds::Head), None, "no head variant above 64 channels");
-    assert_eq!(block_kernel(40, 80, BlockEnds::Inner), None, "not a multiple of 16");
-    assert_eq!(block_kernel(144, 288, BlockEnds::Inner), None, "more than 8 heads");
-    assert_eq!(block_kernel(32, 40, BlockEnds::Inner), None, "hidden not a multiple of 16");
+    assert_eq!(block_kernel(96, 192, BlockEnds::INNER), Some("tessel_block_mma_c96"));
+    assert_eq!(block_kernel(32, 64, BlockEnds::EMBED), Some("tessel_block_embed_mma_c32"));
+    assert_eq!(block_kernel(32, 64, BlockEnds::HEAD), Some("tessel_block_head_mma_c32"));
+    assert_eq!(block_kernel(96, 192, BlockEnds::HEAD), None, "no head variant above 64 channels");
+    assert_eq!(block_kernel(48, 96, BlockEnds::MERGE), Some("tessel_block_merge_mma_c48"));
+    assert_eq!(block_kernel(96, 192, BlockEnds::EXPAND), Some("tessel_block_expand_mma_c96"));
+    assert_eq!(block_kernel(128, 256, BlockEnds::MERGE_EXPAND), Some("tessel_block_merge_expand_mma_c128"));
+    let embed_expand = tessel_kernels::BlockEnds { input: tessel_kernels::BlockIn::Embed, output: tessel_kernels::BlockOut::Expand };
+    assert_eq!(block_kernel(32, 64, embed_expand), None, "the network's ends and the levels' links do not mix");
+    assert_eq!(block_kernel(40, 80, BlockEnds::INNER), None, "not a multiple of 16");
+    assert_eq!(block_kernel(144, 288, BlockEnds::INNER), None, "more than 8 heads");
+    assert_eq!(block_kernel(32, 40, BlockEnds::INNER), None, "hidden not a multiple of 16");
     assert_eq!(linear_kernel(128, 32), Some("tessel_linear_mma_k128"));
     assert_eq!(linear_kernel(192, 96), Some("tessel_linear_mma_k256"));
     assert_eq!(linear_kernel(384, 96), Some("tessel_linear_mma_k512"));
@@ -85,12 +90,13 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
     // The fused block keeps one head's keys and values and the bias of its C / 16 heads in
     // shared memory: 64 x 12 words + 16 x 72 halves + C / 16 x 225 floats; the embed and head
     // variants stage their 4 warps' 16 token rows, one column half (32 words + 4 of padding) at
-    // a time, in the same bytes (a union: the stage is used before and after the attention).
+    // a time, in the same bytes (a union: the stage is used before and after the attention); the
+    // merge and expand variants read and write the level below in place.
     let sm90 = code_object("sm_90").unwrap();
     for (c, ends, k) in BLOCK_MMA {
         let info = sm90.kernels.iter().find(|i| i.name == *k).unwrap();
         let attention = 64 * 12 * 4 + 16 * 72 * 2 + (*c as u32 / 16) * 225 * 4;
-        let stage = if *ends != BlockEnds::Inner { 4 * 16 * 36 * 4 } else { 0 };
+        let stage = if ends.stages_rows() { 4 * 16 * 36 * 4 } else { 0 };
         assert_eq!(info.lds, attention.max(stage), "{k}");
         assert!(info.lds <= 48 * 1024, "{k}");
         assert_eq!(info.max_threads, 128, "{k}");

@@ -1,5 +1,8 @@
 // The pixel context shared by the input stage and the reconstruction (docs/NETWORK.md §2):
 // nearest jittered sample, its 3x3 neighbourhood, the reprojected history. Needs `common.glsl`.
+// The input stage stores the history part the reconstruction needs (history colour, validity:
+// the "context" buffer, one vec4 per output pixel) so that a frame's back, with the input stage
+// in its front, reads it instead of resampling the history a second time.
 
 struct PixelContext {
     vec2 offset;
@@ -61,7 +64,9 @@ vec4 hist_bilinear(F16Buf h, vec2 p, ivec2 size, int part) {
 // every row y, computed by the host with IEEE f32 division exactly as the reference does (the
 // nearest sample is a floor of it, and at a tie, 3x with jitter 1/6 say, one ulp decides; Vulkan
 // allows '/' 2.5 ulp).
-PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F16Buf hist, F32Buf pos) {
+// The neighbourhood part of the context: nearest sample, offset, the 3x3 samples and their
+// distances; the history part left empty (not valid, zero).
+PixelContext pixel_neighbourhood(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F32Buf pos) {
     PixelContext ctx;
     ivec2 r = ivec2(fp.render);
     ivec2 o = ivec2(fp.out_size);
@@ -84,11 +89,17 @@ PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_
         ctx.near[k] = cn.a;
         ctx.motion[k] = Vec2Buf(prep_m).v[pi];
     }
-    vec2 p = vec2(float(xy.x) + 0.5 + ctx.motion[4].x, float(xy.y) + 0.5 + ctx.motion[4].y);
     ctx.valid = 0.0;
     ctx.hist = vec3(0.0);
     ctx.prev_near = 0.0;
     ctx.memory = vec2(0.0);
+    return ctx;
+}
+
+PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F16Buf hist, F32Buf pos) {
+    PixelContext ctx = pixel_neighbourhood(xy, fp, prep_c, prep_m, pos);
+    ivec2 o = ivec2(fp.out_size);
+    vec2 p = vec2(float(xy.x) + 0.5 + ctx.motion[4].x, float(xy.y) + 0.5 + ctx.motion[4].y);
     if (fp.hist_valid != 0u) {
         float outside = max(max(max(0.0, -p.x), p.x - float(o.x)), max(-p.y, p.y - float(o.y)));
         ctx.valid = clamp(1.0 - outside, 0.0, 1.0);

@@ -75,6 +75,8 @@ struct Current {
     phase: usize,
     read: u32,
     write: u32,
+    /// The front ran the input stage, which stored the context the reconstruction reads.
+    tokens: bool,
 }
 
 /// Pipelines of the front and back, resolved at creation.
@@ -86,6 +88,8 @@ struct FrontBack {
     input: vk::Pipeline,
     reconstruct: vk::Pipeline,
     taau: vk::Pipeline,
+    /// The reconstruction reading the context the input stage stored.
+    reconstruct_stored: vk::Pipeline,
 }
 
 pub struct Engine {
@@ -107,6 +111,9 @@ pub struct Engine {
     partials: Buffer,
     prep_c: Buffer,
     prep_m: Buffer,
+    /// Per output pixel, the history part of the context (colour, validity; vec4) that the
+    /// input stage stores for the reconstruction of the same frame.
+    context: Buffer,
     pub history: [Buffer; 2],
     pub hist_state: Buffer,
     /// Token and head buffers (docs/NETWORK.md §7), exportable where the device allows.
@@ -183,7 +190,7 @@ impl Engine {
         let timeline = unsafe { d.create_semaphore(&sinfo, None) }.call("vkCreateSemaphore")?;
         let fb = {
             let p = &model.pipelines;
-            let v = crate::model::fixed_variants(cfg.pixel_embed as u32);
+            let v = crate::model::fixed_variants(&model.input_spec);
             FrontBack {
                 exposure_partial: p.get(&v[0]),
                 exposure_final: p.get(&v[1]),
@@ -191,6 +198,7 @@ impl Engine {
                 input: p.get(&v[3]),
                 reconstruct: p.get(&v[4]),
                 taau: p.get(&v[5]),
+                reconstruct_stored: p.get(&v[6]),
             }
         };
         let mut engine = Engine {
@@ -207,6 +215,7 @@ impl Engine {
             partials: dev("exposure partials", rpix.div_ceil(b::WG_REDUCE as u64) * 4)?,
             prep_c: dev("prepared colour", rpix * 16)?,
             prep_m: dev("prepared motion", rpix * 8)?,
+            context: dev("pixel context", opix * 16)?,
             history: [dev("history 0", opix * 16)?, dev("history 1", opix * 16)?],
             hist_state,
             tokens: Buffer::new(&shared, "tokens", sizes.tokens, Location::Device, exportable)?,
@@ -399,7 +408,7 @@ impl Engine {
             )));
         }
         let NextFrame { slot, history_write: write } = self.next_frame();
-        self.current = Some(Current { slot, phase: phase_of(self.counter), read: 1 - write, write });
+        self.current = Some(Current { slot, phase: phase_of(self.counter), read: 1 - write, write, tokens });
         self.next_query = 0;
         let (ow, oh) = self.output;
         let scale = match frame.motion_units {
@@ -465,7 +474,8 @@ impl Engine {
             .u64(m.tensor("pixel_embed.bias"))
             .u64(self.tokens.address)
             .u32(self.grid.padded_w as u32)
-            .u64(self.positions_at(slot));
+            .u64(self.positions_at(slot))
+            .u64(self.context.address);
         let px = (self.grid.padded_w * 4) as u32 / b::WG_PIXELS_X;
         let py = (self.grid.padded_h * 4) as u32 / b::WG_PIXELS_Y;
         if tokens {
@@ -545,8 +555,10 @@ impl Engine {
             .f32(fixed.blend)
             .f32(fixed.sigma)
             .f32(fixed.clamp)
-            .u64(self.positions_at(cur.slot));
-        self.dispatch_back(cmd, self.fb.reconstruct, &push);
+            .u64(self.positions_at(cur.slot))
+            .u64(self.context.address);
+        let pipeline = if cur.tokens { self.fb.reconstruct_stored } else { self.fb.reconstruct };
+        self.dispatch_back(cmd, pipeline, &push);
         if self.external_network && matches!(controls, Controls::Head) {
             self.transfer(cmd, &self.head, true);
         }

@@ -174,6 +174,31 @@ pub struct Model {
     pub weights: Buffer,
     offsets: HashMap<String, u64>,
     pub pipelines: Pipelines,
+    /// The input stage's specialisation constants (`input_spec`).
+    pub input_spec: Vec<u32>,
+}
+
+/// The input stage's specialisation constants: P, then, where P <= TS_EMBED_SPEC_P, the pixel
+/// embedding's weights and biases as constants (include/bindings.h gives the places), so that the
+/// shader reads none of them from memory; `TESSEL_VK_SPEC_WEIGHTS=0` keeps them in the buffer.
+/// The values are the f16 weights the buffer holds, widened exactly.
+pub fn input_spec(pkg: &ModelPackage) -> Vec<u32> {
+    let (p, f, pmax) = (pkg.config.pixel_embed, PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
+    let off = std::env::var("TESSEL_VK_SPEC_WEIGHTS").is_ok_and(|v| v == "0");
+    if off || p > pmax {
+        return vec![p as u32, 0];
+    }
+    let bits = |v: f32| half::f16::from_f32(v).to_f32().to_bits();
+    let mut spec = vec![p as u32, 1];
+    spec.resize(2 + pmax * (f + 1), 0);
+    let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
+    for c in 0..p {
+        for i in 0..f {
+            spec[2 + c * f + i] = bits(w[c * f + i]);
+        }
+        spec[2 + pmax * f + c] = bits(bias[c]);
+    }
+    spec
 }
 
 /// Records `f` into a one-time command buffer, submits it and waits (model load only).
@@ -215,7 +240,8 @@ impl Model {
         let layers = Layers::new(&pkg.config);
         let path = choose_path(shared);
         let mut pipelines = Pipelines::new(shared)?;
-        Self::build_pipelines(&mut pipelines, &pkg.config, &layers)?;
+        let input_spec = input_spec(pkg);
+        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec)?;
         if path == NetPath::CoopMat {
             for l in layers.all() {
                 if let Some(cols) = coop_cols(shared, &l, pkg.config.pixel_embed as u32) {
@@ -242,12 +268,13 @@ impl Model {
             weights,
             offsets,
             pipelines,
+            input_spec,
         }))
     }
 
-    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers) -> Result<()> {
+    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32]) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
-        for v in fixed_variants(pe) {
+        for v in fixed_variants(input_spec) {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
@@ -343,15 +370,16 @@ pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P).
-pub fn fixed_variants(pixel_embed: u32) -> Vec<Variant> {
+pub fn fixed_variants(input_spec: &[u32]) -> Vec<Variant> {
     let (input, recon) = ("input", "reconstruct");
     vec![
         Variant::new("exposure_partial", &[]),
         Variant::new("exposure_final", &[]),
         Variant::new("prepare", &[]),
-        Variant::new(input, &[pixel_embed]),
-        Variant::new(recon, &[]),
+        Variant::new(input, input_spec),
+        Variant::new(recon, &[0]),
         Variant::new("taau", &[]),
+        Variant::new(recon, &[1]),
     ]
 }
 
