@@ -138,12 +138,29 @@ TS_INLINE void bias_tile(float d[4], const ts_half* b, ts_uint n0, ts_uint t) {
     d[1] = d[3] = (float)b[n0 + 2 * t + 1];
 }
 
-// The residual token of window row r (in-window position r = iy * 8 + ix) on the shifted torus.
-TS_INLINE ts_uint window_token(const BlockArgs& p, ts_uint r) {
+// Where the workgroup's window starts on the shifted torus: the column and row of its in-window
+// position 0. The divisions by the runtime grid size happen here once per thread.
+struct WindowOrigin {
+    ts_uint x0, y0;
+};
+TS_INLINE WindowOrigin window_origin(const BlockArgs& p) {
     ts_uint wins_x = p.width / TS_WINDOW, win = ts_block_x();
-    ts_uint x = ((win % wins_x) * TS_WINDOW + r % TS_WINDOW + p.width - p.shift_x % p.width) % p.width;
-    ts_uint y = ((win / wins_x) * TS_WINDOW + r / TS_WINDOW + p.height - p.shift_y % p.height) % p.height;
-    return y * p.width + x;
+    return {((win % wins_x) * TS_WINDOW + p.width - p.shift_x % p.width) % p.width,
+            ((win / wins_x) * TS_WINDOW + p.height - p.shift_y % p.height) % p.height};
+}
+
+// Column and row of window row r (in-window position r = iy * 8 + ix): at most one wrap, since
+// the origin is inside the grid and the grid is at least a window wide.
+TS_INLINE ts_uint window_x(const BlockArgs& p, WindowOrigin o, ts_uint r) {
+    ts_uint x = o.x0 + r % TS_WINDOW;
+    return x >= p.width ? x - p.width : x;
+}
+TS_INLINE ts_uint window_y(const BlockArgs& p, WindowOrigin o, ts_uint r) {
+    ts_uint y = o.y0 + r / TS_WINDOW;
+    return y >= p.height ? y - p.height : y;
+}
+TS_INLINE ts_uint window_token(const BlockArgs& p, WindowOrigin o, ts_uint r) {
+    return window_y(p, o, r) * p.width + window_x(p, o, r);
 }
 
 template <int C>
@@ -232,7 +249,7 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
             }
         }
         ts_uint oa[4];
-        ts_c_to_a(oa, o[0], o[1], 1.0f / l0, 1.0f / l1);
+        ts_c_to_a(oa, o[0], o[1], ts_rcp(l0), ts_rcp(l1));
         // x += O_h W_proj[:, 16h .. 16h + 16]^T
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
@@ -269,13 +286,13 @@ TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint a
 // Column half `half` (128 bytes) of the warp's 16 token rows of a 128-half buffer into `rows`,
 // as 16-byte loads (or, STORE, back from `rows` to the buffer).
 template <bool STORE>
-TS_INLINE void rows_copy(const BlockArgs& p, ts_uint rows[16][TS_STAGE_STRIDE], ts_half* buf, ts_uint warp, ts_uint half) {
+TS_INLINE void rows_copy(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS_STAGE_STRIDE], ts_half* buf, ts_uint warp, ts_uint half) {
     ts_warp_sync();  // every lane is done with what the rows held
     ts_uint lane = ts_lane();
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         ts_uint idx = i * 32 + lane, row = idx / 8, col = idx % 8;
-        ts_uint tok = window_token(p, warp * 16 + row);
+        ts_uint tok = window_token(p, o, warp * 16 + row);
         ts_uint4* g = (ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS) + 8 * half + col;
         if (STORE) {
             *g = ((const ts_uint4*)rows[row])[col];
@@ -286,10 +303,11 @@ TS_INLINE void rows_copy(const BlockArgs& p, ts_uint rows[16][TS_STAGE_STRIDE], 
     ts_warp_sync();
 }
 
-// The first element of token `tok`'s 2x2 children in the level below (a grid twice as wide),
-// and where child q (channel block q of the merge, output block q of the expansion) lies from it.
-TS_INLINE ts_uint lower_base(const BlockArgs& p, ts_uint tok) {
-    return (2 * (tok / p.width)) * (2 * p.width) + 2 * (tok % p.width);
+// The first of the 2x2 children of window row r's token in the level below (a grid twice as
+// wide), and where child q (channel block q of the merge, output block q of the expansion) lies
+// from it.
+TS_INLINE ts_uint lower_base(const BlockArgs& p, WindowOrigin o, ts_uint r) {
+    return (2 * window_y(p, o, r)) * (2 * p.width) + 2 * window_x(p, o, r);
 }
 TS_INLINE ts_uint lower_step(const BlockArgs& p, ts_uint q) {
     return (q / 2) * (2 * p.width) + q % 2;
@@ -299,11 +317,11 @@ TS_INLINE ts_uint lower_step(const BlockArgs& p, ts_uint q) {
 // it: gathered f32 inputs rounded to f16, bias first, then the k tiles in order. lower_c is a
 // multiple of 16, so each k tile lies within one child.
 template <int C>
-TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], ts_uint tok0, ts_uint tok1, ts_uint t) {
+TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint r0, ts_uint t) {
 #pragma unroll
     for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.merge_b, 8 * j, t);
     ts_uint cin = p.lower_c, kts = 4 * cin / 16;
-    ts_uint base0 = lower_base(p, tok0), base1 = lower_base(p, tok1);
+    ts_uint base0 = lower_base(p, o, r0), base1 = lower_base(p, o, r0 + 8);
 #pragma unroll 4
     for (ts_uint kt = 0; kt < kts; kt++) {
         ts_uint q = 16 * kt / cin, c = 16 * kt % cin + 2 * t, step = lower_step(p, q);
@@ -324,9 +342,9 @@ TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], ts_uint tok0,
 // the embedding of the tokens (EMBED; with P = 8 from token rows staged in shared memory, else
 // read in place).
 template <int C, int IN>
-TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
+TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
     if (IN == TS_IN_MERGE) {
-        block_merge<C>(p, xr, tok0, tok1, t);
+        block_merge<C>(p, xr, o, warp * 16 + g, t);
         return;
     }
     if (IN == TS_IN_EMBED) {
@@ -336,7 +354,7 @@ TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint warp, 
         if (in == 2 * TS_ROW_WORDS) {
 #pragma unroll 1
             for (ts_uint half = 0; half < 2; half++) {
-                rows_copy<false>(p, rows, (ts_half*)p.tokens, warp, half);
+                rows_copy<false>(p, o, rows, (ts_half*)p.tokens, warp, half);
 #pragma unroll
                 for (ts_uint k4 = 0; k4 < 4; k4++) {
                     ts_uint kt = 4 * half + k4, w = 8 * k4;
@@ -377,7 +395,7 @@ TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], ts_uint warp, 
 // path (output tile nt is pixel nt of the token: one k = 8 product per P/8), rounded to f16,
 // staged in shared memory and written as whole 256-byte token rows.
 template <int C>
-TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
+TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], WindowOrigin o, ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
     constexpr int KT = C / 16;
     // The stage shares the attention's bytes: every warp is done with them.
     ts_sync();
@@ -388,7 +406,7 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
 #pragma unroll 1
     for (int half = 0; half < 2; half++) {
         // Pixels 0-7 and 8-15 are the two column halves of the rows.
-        if (staged) rows_copy<false>(p, rows, (ts_half*)p.tokens, warp, half);
+        if (staged) rows_copy<false>(p, o, rows, (ts_half*)p.tokens, warp, half);
 #pragma unroll 4
         for (int n8 = 0; n8 < 8; n8++) {
             int nt = 8 * half + n8;
@@ -416,7 +434,7 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
             rows[g][w + t] = ts_pack(d[0], d[1]);
             rows[g + 8][w + t] = ts_pack(d[2], d[3]);
         }
-        rows_copy<true>(p, rows, p.head, warp, half);
+        rows_copy<true>(p, o, rows, p.head, warp, half);
     }
 }
 
@@ -424,12 +442,12 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
 // kernel computes it: the stream rounded to f16, bias first, output o of row (tx, ty) going to
 // channel o mod lower_c of child o / lower_c, added to the skip stored there.
 template <int C>
-TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], ts_uint tok0, ts_uint tok1, ts_uint t) {
+TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], WindowOrigin o, ts_uint r0, ts_uint t) {
     constexpr int KT = C / 16;
 #pragma unroll
     for (int kt = 0; kt < KT; kt++) ts_c_to_a(an[kt], xr[2 * kt], xr[2 * kt + 1], 1.0f, 1.0f);
     ts_uint cout = p.lower_c;
-    ts_uint base0 = lower_base(p, tok0), base1 = lower_base(p, tok1);
+    ts_uint base0 = lower_base(p, o, r0), base1 = lower_base(p, o, r0 + 8);
     // (Loading four tiles' skips before their products and stores ran 3.5x slower at C = 48 on
     // the H200: BENCHMARKS.md, tenth session.)
 #pragma unroll 2
@@ -449,12 +467,13 @@ TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uin
 template <int C, int IN, int OUT>
 TS_INLINE void block_body(const BlockArgs& p) {
     ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
-    ts_uint tok0 = window_token(p, warp * 16 + g), tok1 = window_token(p, warp * 16 + g + 8);
+    WindowOrigin o = window_origin(p);
+    ts_uint tok0 = window_token(p, o, warp * 16 + g), tok1 = window_token(p, o, warp * 16 + g + 8);
     constexpr int STAGED = (IN == TS_IN_EMBED || OUT == TS_OUT_HEAD) ? TS_BLOCK_THREADS / 32 : 1;
     TS_SHARED __attribute__((aligned(16))) BlockShared<C, STAGED> sm;
     ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0];
     float xr[C / 8][4];
-    block_load<C, IN>(p, xr, warp, tok0, tok1, g, t, rows);
+    block_load<C, IN>(p, xr, o, warp, tok0, tok1, g, t, rows);
     ts_uint an[C / 16][4];
     block_norm<C>(xr, p.norm1_w, p.norm1_b, t, an);
 #pragma unroll
@@ -473,11 +492,11 @@ TS_INLINE void block_body(const BlockArgs& p) {
     }
     block_mlp<C>(p, xr, an, g, t);
     if (OUT == TS_OUT_HEAD) {
-        block_head<C>(p, xr, an, warp, tok0, tok1, g, t, rows);
+        block_head<C>(p, xr, an, o, warp, tok0, tok1, g, t, rows);
         return;
     }
     if (OUT == TS_OUT_EXPAND) {
-        block_expand<C>(p, xr, an, tok0, tok1, t);
+        block_expand<C>(p, xr, an, o, warp * 16 + g, t);
         return;
     }
 #pragma unroll
@@ -491,26 +510,32 @@ TS_INLINE void block_body(const BlockArgs& p) {
 // One kernel per level width (multiples of 16 up to 8 heads) and variant: tessel_block_mma_c<C>,
 // the merge and expand variants between levels; the embed and head variants for the widths a
 // first level takes (up to 64).
-#define TS_BLOCK_VARIANT(NAME, C, IN, OUT) \
-    TS_KERNEL TS_BOUNDS(TS_BLOCK_THREADS) void tessel_block_##NAME##mma_c##C(BlockArgs p) { block_body<C, IN, OUT>(p); }
-#define TS_BLOCK_MMA(C) \
-    TS_BLOCK_VARIANT(, C, TS_IN_STREAM, TS_OUT_STREAM) \
-    TS_BLOCK_VARIANT(merge_, C, TS_IN_MERGE, TS_OUT_STREAM) \
-    TS_BLOCK_VARIANT(expand_, C, TS_IN_STREAM, TS_OUT_EXPAND) \
-    TS_BLOCK_VARIANT(merge_expand_, C, TS_IN_MERGE, TS_OUT_EXPAND)
+// Launch bounds: the thread bound, and above 64 channels also "one workgroup per SM at least",
+// which lets the JIT take more registers (192-199 at C = 96 instead of 166: 7 % faster on the
+// H200). Asking five workgroups per SM of the narrower kernels (96 registers at C = 48, from 103)
+// made them 3 % slower (BENCHMARKS.md, tenth session).
+#define TS_BLOCK_BOUNDS_NARROW TS_BOUNDS(TS_BLOCK_THREADS)
+#define TS_BLOCK_BOUNDS_WIDE TS_BOUNDS_OCC(TS_BLOCK_THREADS, 1)
+#define TS_BLOCK_VARIANT(NAME, C, IN, OUT, BOUNDS) \
+    TS_KERNEL BOUNDS void tessel_block_##NAME##mma_c##C(BlockArgs p) { block_body<C, IN, OUT>(p); }
+#define TS_BLOCK_MMA(C, BOUNDS) \
+    TS_BLOCK_VARIANT(, C, TS_IN_STREAM, TS_OUT_STREAM, BOUNDS) \
+    TS_BLOCK_VARIANT(merge_, C, TS_IN_MERGE, TS_OUT_STREAM, BOUNDS) \
+    TS_BLOCK_VARIANT(expand_, C, TS_IN_STREAM, TS_OUT_EXPAND, BOUNDS) \
+    TS_BLOCK_VARIANT(merge_expand_, C, TS_IN_MERGE, TS_OUT_EXPAND, BOUNDS)
 #define TS_BLOCK_ENDS_MMA(C) \
-    TS_BLOCK_VARIANT(embed_, C, TS_IN_EMBED, TS_OUT_STREAM) \
-    TS_BLOCK_VARIANT(head_, C, TS_IN_STREAM, TS_OUT_HEAD)
+    TS_BLOCK_VARIANT(embed_, C, TS_IN_EMBED, TS_OUT_STREAM, TS_BLOCK_BOUNDS_NARROW) \
+    TS_BLOCK_VARIANT(head_, C, TS_IN_STREAM, TS_OUT_HEAD, TS_BLOCK_BOUNDS_NARROW)
 TS_BLOCK_ENDS_MMA(16)
 TS_BLOCK_ENDS_MMA(32)
 TS_BLOCK_ENDS_MMA(48)
 TS_BLOCK_ENDS_MMA(64)
-TS_BLOCK_MMA(16)
-TS_BLOCK_MMA(32)
-TS_BLOCK_MMA(48)
-TS_BLOCK_MMA(64)
-TS_BLOCK_MMA(80)
-TS_BLOCK_MMA(96)
-TS_BLOCK_MMA(112)
-TS_BLOCK_MMA(128)
+TS_BLOCK_MMA(16, TS_BLOCK_BOUNDS_NARROW)
+TS_BLOCK_MMA(32, TS_BLOCK_BOUNDS_NARROW)
+TS_BLOCK_MMA(48, TS_BLOCK_BOUNDS_NARROW)
+TS_BLOCK_MMA(64, TS_BLOCK_BOUNDS_NARROW)
+TS_BLOCK_MMA(80, TS_BLOCK_BOUNDS_WIDE)
+TS_BLOCK_MMA(96, TS_BLOCK_BOUNDS_WIDE)
+TS_BLOCK_MMA(112, TS_BLOCK_BOUNDS_WIDE)
+TS_BLOCK_MMA(128, TS_BLOCK_BOUNDS_WIDE)
 #endif

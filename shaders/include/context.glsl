@@ -30,19 +30,30 @@ vec4 hist_at(F16Buf h, ivec2 p, ivec2 size, int part) {
     return vec4(F16x4Buf(h).v[(q.y * size.x + q.x) * 2 + part]);
 }
 
-vec3 hist_catmull_rom(F16Buf h, vec2 p, ivec2 size) {
+// Catmull-Rom of the history colour at p (rgb), and the bilinear nearness at p (a) from the
+// same taps: the bilinear's four are the Catmull-Rom's inner four, so they are loaded once
+// (hist_bilinear(h, p, size, 0).a computed exactly the same way).
+vec4 hist_catmull_rom(F16Buf h, vec2 p, ivec2 size) {
     vec2 u = p - 0.5;
     vec2 i = floor(u);
-    vec4 wx = catmull_rom_weights(u.x - i.x);
-    vec4 wy = catmull_rom_weights(u.y - i.y);
+    vec2 f = u - i;
+    vec4 wx = catmull_rom_weights(f.x);
+    vec4 wy = catmull_rom_weights(f.y);
     ivec2 b = ivec2(i);
     vec3 o = vec3(0.0);
+    float inner[4];
     for (int j = 0; j < 4; j++) {
         vec3 row = vec3(0.0);
-        for (int k = 0; k < 4; k++) row += wx[k] * hist_at(h, b + ivec2(k - 1, j - 1), size, 0).rgb;
+        for (int k = 0; k < 4; k++) {
+            vec4 t = hist_at(h, b + ivec2(k - 1, j - 1), size, 0);
+            row += wx[k] * t.rgb;
+            if (j >= 1 && j <= 2 && k >= 1 && k <= 2) inner[(j - 1) * 2 + (k - 1)] = t.a;
+        }
         o += wy[j] * row;
     }
-    return o;
+    float top = inner[0] + (inner[1] - inner[0]) * f.x;
+    float bot = inner[2] + (inner[3] - inner[2]) * f.x;
+    return vec4(o, top + (bot - top) * f.y);
 }
 
 // Bilinear sample of one part of the history at p.
@@ -103,11 +114,11 @@ PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_
     if (fp.hist_valid != 0u) {
         float outside = max(max(max(0.0, -p.x), p.x - float(o.x)), max(-p.y, p.y - float(o.y)));
         ctx.valid = clamp(1.0 - outside, 0.0, 1.0);
-        vec3 h = hist_catmull_rom(hist, p, o);
+        vec4 h = hist_catmull_rom(hist, p, o);
         for (int c = 0; c < 3; c++) {
             ctx.hist[c] = reexpose(clamp(h[c], 0.0, Y_MAX), fp.hist_exposure, fp.exposure);
         }
-        ctx.prev_near = hist_bilinear(hist, p, o, 0).a;
+        ctx.prev_near = h.a;
         ctx.memory = hist_bilinear(hist, p, o, 1).xy;
     }
     return ctx;
