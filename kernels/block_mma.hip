@@ -114,7 +114,8 @@ TS_INLINE void block_norm(const float xr[C / 8][4], const ts_half* gw, const ts_
         s0 += xr[j][0] + xr[j][1];
         s1 += xr[j][2] + xr[j][3];
     }
-    float m0 = ts_quad_sum(s0) / (float)C, m1 = ts_quad_sum(s1) / (float)C;
+    constexpr float inv_c = 1.0f / (float)C;
+    float m0 = ts_quad_sum(s0) * inv_c, m1 = ts_quad_sum(s1) * inv_c;
     float q0 = 0.0f, q1 = 0.0f;
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
@@ -122,20 +123,23 @@ TS_INLINE void block_norm(const float xr[C / 8][4], const ts_half* gw, const ts_
         q0 += a * a + b * b;
         q1 += c * c + d * d;
     }
-    float i0 = ts_rsqrt(ts_quad_sum(q0) / (float)C + 1e-5f), i1 = ts_rsqrt(ts_quad_sum(q1) / (float)C + 1e-5f);
+    float i0 = ts_rsqrt(ts_quad_sum(q0) * inv_c + 1e-5f), i1 = ts_rsqrt(ts_quad_sum(q1) * inv_c + 1e-5f);
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
         ts_uint col = 8 * j + 2 * t;
-        float g0 = (float)gw[col], g1 = (float)gw[col + 1], b0 = (float)gb[col], b1 = (float)gb[col + 1];
+        ts_half2 gv = *(const ts_half2*)(gw + col), bv = *(const ts_half2*)(gb + col);
+        float g0 = (float)gv.x, g1 = (float)gv.y, b0 = (float)bv.x, b1 = (float)bv.y;
         an[j / 2][(j & 1) * 2] = ts_pack((xr[j][0] - m0) * i0 * g0 + b0, (xr[j][1] - m0) * i0 * g1 + b1);
         an[j / 2][(j & 1) * 2 + 1] = ts_pack((xr[j][2] - m1) * i1 * g0 + b0, (xr[j][3] - m1) * i1 * g1 + b1);
     }
 }
 
-// Accumulators of 8 output columns starting at n0, set to the bias.
+// Accumulators of 8 output columns starting at n0, set to the bias (this lane's two columns as
+// one 4-byte load: vectors are 256-byte aligned and n0 + 2t is even).
 TS_INLINE void bias_tile(float d[4], const ts_half* b, ts_uint n0, ts_uint t) {
-    d[0] = d[2] = (float)b[n0 + 2 * t];
-    d[1] = d[3] = (float)b[n0 + 2 * t + 1];
+    ts_half2 v = *(const ts_half2*)(b + n0 + 2 * t);
+    d[0] = d[2] = (float)v.x;
+    d[1] = d[3] = (float)v.y;
 }
 
 // Where the workgroup's window starts on the shifted torus: the column and row of its in-window
@@ -211,26 +215,31 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
         const float* bh = bias + h * TS_RPB_ENTRIES;
 #pragma unroll
         for (int jt = 0; jt < 8; jt++) {
-            s[jt][0] = s[jt][1] = s[jt][2] = s[jt][3] = 0.0f;
-            ts_mma(s[jt], qa, keys[8 * jt + g][t], keys[8 * jt + g][t + 4]);
+            // The bias is the accumulator's start: the product adds q k^T / 4 to it.
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 ts_uint dx = g + 7 - (2 * t + e);
-                s[jt][e] += bh[(iy0 + 7 - jt) * 15 + dx];
-                s[jt][2 + e] += bh[(iy0 + 8 - jt) * 15 + dx];
+                s[jt][e] = bh[(iy0 + 7 - jt) * 15 + dx];
+                s[jt][2 + e] = bh[(iy0 + 8 - jt) * 15 + dx];
+            }
+            ts_mma(s[jt], qa, keys[8 * jt + g][t], keys[8 * jt + g][t + 4]);
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
                 m0 = ts_max(m0, s[jt][e]);
                 m1 = ts_max(m1, s[jt][2 + e]);
             }
         }
         m0 = ts_quad_max(m0);
         m1 = ts_quad_max(m1);
+        // exp(s - m) as 2^(s log2 e - m log2 e): one fused multiply-add before the exponential.
+        float n0 = -m0 * TS_LOG2E, n1 = -m1 * TS_LOG2E;
         float l0 = 0.0f, l1 = 0.0f;
 #pragma unroll
         for (int jt = 0; jt < 8; jt++) {
-            s[jt][0] = ts_exp(s[jt][0] - m0);
-            s[jt][1] = ts_exp(s[jt][1] - m0);
-            s[jt][2] = ts_exp(s[jt][2] - m1);
-            s[jt][3] = ts_exp(s[jt][3] - m1);
+            s[jt][0] = ts_exp2(__builtin_fmaf(s[jt][0], TS_LOG2E, n0));
+            s[jt][1] = ts_exp2(__builtin_fmaf(s[jt][1], TS_LOG2E, n0));
+            s[jt][2] = ts_exp2(__builtin_fmaf(s[jt][2], TS_LOG2E, n1));
+            s[jt][3] = ts_exp2(__builtin_fmaf(s[jt][3], TS_LOG2E, n1));
             l0 += s[jt][0] + s[jt][1];
             l1 += s[jt][2] + s[jt][3];
         }
@@ -300,6 +309,24 @@ TS_INLINE void rows_copy(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS
             ((ts_uint4*)rows[row])[col] = *g;
         }
     }
+    ts_warp_sync();
+}
+
+// Column half 0 of the warp's 16 token rows into `rows` without waiting (cp.async, sm_80):
+// issued before the MLP, which uses no shared memory, so that the loads overlap it;
+// rows_wait() before reading them.
+TS_INLINE void rows_prefetch(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS_STAGE_STRIDE], const ts_half* buf, ts_uint warp) {
+    ts_uint lane = ts_lane();
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        ts_uint idx = i * 32 + lane, row = idx / 8, col = idx % 8;
+        ts_uint tok = window_token(p, o, warp * 16 + row);
+        ts_cp_async16((ts_uint4*)rows[row] + col, (const ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS) + col);
+    }
+    ts_cp_async_commit();
+}
+TS_INLINE void rows_wait() {
+    ts_cp_async_wait_all();
     ts_warp_sync();
 }
 
@@ -391,22 +418,27 @@ TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o
     }
 }
 
+// Whether the head variant stages the token rows (the per-pixel head path with P = 8).
+TS_INLINE bool head_staged(const BlockArgs& p) {
+    return p.pixel_w && p.p == 8;
+}
+
 // The head of the warp's 16 tokens (HEAD variant): LayerNorm, 128 outputs, the per-pixel head
 // path (output tile nt is pixel nt of the token: one k = 8 product per P/8), rounded to f16,
 // staged in shared memory and written as whole 256-byte token rows.
 template <int C>
 TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], WindowOrigin o, ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
     constexpr int KT = C / 16;
-    // The stage shares the attention's bytes: every warp is done with them.
-    ts_sync();
-    // With P = 8 the token rows are staged first: pixel nt's embedding is words 4nt .. 4nt+3 of
-    // its row, and each lane overwrites exactly the words it read with its head outputs.
-    bool staged = p.pixel_w && p.p == 8;
+    // With P = 8 the token rows are staged first (half 0 was prefetched before the MLP): pixel
+    // nt's embedding is words 4nt .. 4nt+3 of its row, and each lane overwrites exactly the words
+    // it read with its head outputs.
+    bool staged = head_staged(p);
     block_norm<C>(xr, p.head_norm_w, p.head_norm_b, t, an);
 #pragma unroll 1
     for (int half = 0; half < 2; half++) {
         // Pixels 0-7 and 8-15 are the two column halves of the rows.
-        if (staged) rows_copy<false>(p, o, rows, (ts_half*)p.tokens, warp, half);
+        if (staged && half == 0) rows_wait();
+        if (staged && half == 1) rows_copy<false>(p, o, rows, (ts_half*)p.tokens, warp, half);
 #pragma unroll 4
         for (int n8 = 0; n8 < 8; n8++) {
             int nt = 8 * half + n8;
@@ -489,6 +521,12 @@ TS_INLINE void block_body(const BlockArgs& p) {
         float b[4];
         bias_tile(b, p.fc2_b, 8 * j, t);
         for (int e = 0; e < 4; e++) xr[j][e] += b[e];
+    }
+    if (OUT == TS_OUT_HEAD) {
+        // The stage shares the attention's bytes: once every warp is done with them, the token
+        // rows of the head's first column half load while the MLP runs.
+        ts_sync();
+        if (head_staged(p)) rows_prefetch(p, o, rows, p.tokens, warp);
     }
     block_mlp<C>(p, xr, an, g, t);
     if (OUT == TS_OUT_HEAD) {

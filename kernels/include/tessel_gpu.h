@@ -23,7 +23,9 @@ TS_DEVICE void ts_sync() {
     __builtin_amdgcn_s_barrier();
     __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
-TS_DEVICE float ts_exp(float x) { return __builtin_amdgcn_exp2f(x * 1.4426950408889634f); }
+#define TS_LOG2E 1.4426950408889634f
+TS_DEVICE float ts_exp2(float x) { return __builtin_amdgcn_exp2f(x); }
+TS_DEVICE float ts_exp(float x) { return ts_exp2(x * TS_LOG2E); }
 // Hardware reciprocal and reciprocal square root (about 1 ulp): every use rounds to f16 soon
 // after, and the IEEE sequences cost many instructions each.
 TS_DEVICE float ts_rcp(float x) { return __builtin_amdgcn_rcpf(x); }
@@ -35,14 +37,16 @@ TS_DEVICE ts_uint ts_thread_x() { return __nvvm_read_ptx_sreg_tid_x(); }
 TS_DEVICE ts_uint ts_block_x() { return __nvvm_read_ptx_sreg_ctaid_x(); }
 TS_DEVICE ts_uint ts_block_y() { return __nvvm_read_ptx_sreg_ctaid_y(); }
 TS_DEVICE void ts_sync() { __syncthreads(); }
-TS_DEVICE float ts_exp(float x) { return __nvvm_ex2_approx_f(x * 1.4426950408889634f); }
+#define TS_LOG2E 1.4426950408889634f
+TS_DEVICE float ts_exp2(float x) { return __nvvm_ex2_approx_f(x); }
+TS_DEVICE float ts_exp(float x) { return ts_exp2(x * TS_LOG2E); }
 TS_DEVICE float ts_rcp(float x) { return __nvvm_div_approx_f(1.0f, x); }
 TS_DEVICE float ts_rsqrt(float x) { return __nvvm_rsqrt_approx_f(x); }
 #else
 #error "tessel kernels build only for amdgcn or nvptx device targets"
 #endif
 
-TS_DEVICE float ts_max(float a, float b) { return a > b ? a : b; }
+TS_DEVICE float ts_max(float a, float b) { return __builtin_fmaxf(a, b); }  // one instruction; no NaN reaches it
 TS_DEVICE float ts_silu(float x) { return x * ts_rcp(1.0f + ts_exp(-x)); }
 
 // Geometry shared with the Vulkan shaders (shaders/include/bindings.h) and docs/NETWORK.md.

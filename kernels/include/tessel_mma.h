@@ -61,6 +61,15 @@ TS_DEVICE void ts_mma_k8(float d[4], ts_uint a0, ts_uint a1, ts_uint b) {
 
 TS_DEVICE void ts_warp_sync() { __nvvm_bar_warp_sync(0xffffffffu); }
 
+// 16 bytes from global to shared memory without going through registers (cp.async, sm_80):
+// the copy runs while the warp goes on; ts_cp_async_commit closes a group of copies and
+// ts_cp_async_wait_all waits for every copy this thread issued.
+TS_DEVICE void ts_cp_async16(void* shared_dst, const void* global_src) {
+    asm volatile("{\n .reg .u64 s;\n cvta.to.shared.u64 s, %0;\n cp.async.cg.shared.global [s], [%1], 16;\n}" ::"l"(shared_dst), "l"(global_src) : "memory");
+}
+TS_DEVICE void ts_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+TS_DEVICE void ts_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
 typedef ts_uint ts_uint4 __attribute__((ext_vector_type(4)));
 
 // The A tile made of two C tiles (cols 0-7: lo, cols 8-15: hi), each scaled per row.
