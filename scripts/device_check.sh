@@ -2,6 +2,7 @@
 # Every GPU check and benchmark of tessel in one call on the GPU machine (an NVIDIA H200 here),
 # with x86-64 binaries built on the development machine by scripts/device_build.sh:
 #   device run: bash scripts/device_check.sh [quick|soak|hip|native]      (carry: .carry and .gl)
+#   (SOAKS="native shaders hip" picks the soak mode's runs)
 # quick skips the 10,000-frame soaks; soak runs only them (the three took about 2.5 + 3.5 + 3.5 minutes:
 # with the device tool's 10-minute calls, run quick and soak as two calls); hip runs only the
 # native network's checks and timings; native only the native network inside the Vulkan command
@@ -38,9 +39,16 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 $B/tessel info | grep -i vulkan
 
 if [ "$mode" = soak ]; then
-  soak vulkan 3840x2160 native
-  TESSEL_VK_NATIVE=0 soak vulkan 3840x2160 shaders
-  soak hip 3840x2160
+  # SOAKS picks some of them (default all three): e.g. SOAKS=native to fit beside a quick run.
+  soaks=${SOAKS:-native shaders hip}
+  for s in $soaks; do
+    case $s in
+      native) soak vulkan 3840x2160 native ;;
+      shaders) TESSEL_VK_NATIVE=0 soak vulkan 3840x2160 shaders ;;
+      hip) soak hip 3840x2160 ;;
+      *) echo "unknown soak '$s' (native, shaders, hip)"; fail=1 ;;
+    esac
+  done
   echo; echo "device_check (soak): $([ $fail = 0 ] && echo all passed || echo SOME FAILED)"
   exit $fail
 fi

@@ -50,8 +50,10 @@ void main() {
         lmin = min(lmin, l);
         lmax = max(lmax, l);
         vec2 d = ctx.motion[k] - ctx.motion[4];
-        mdisc = max(mdisc, sqrt(d.x * d.x + d.y * d.y));
+        mdisc = max(mdisc, d.x * d.x + d.y * d.y);
     }
+    // The largest distance is the root of the largest square (the root is monotonic): one root.
+    mdisc = sqrt(mdisc);
     f[8] = (nmax - nmin) / (nmax + 1e-3);
     f[9] = mdisc / (1.0 + mdisc);
     float a = ctx.near[4];

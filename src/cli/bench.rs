@@ -66,7 +66,10 @@ pub struct BackendBench {
 pub struct ResidentBench {
     pub frames: usize,
     pub frame_ms: Spread,
+    pub prepare_ms: Spread,
+    pub input_ms: Spread,
     pub network_ms: Spread,
+    pub reconstruct_ms: Spread,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub native_network_ms: Option<Spread>,
 }
@@ -204,7 +207,15 @@ fn resident(b: &mut dyn Backend, warmup: usize, frames: usize) -> Result<Option<
     }
     let col = |f: &dyn Fn(&vk_stages::runner::GpuTimes) -> f64| Spread::of(&times.iter().map(f).collect::<Vec<_>>());
     let native = times.iter().all(|g| g.external_network_ms.is_some()).then(|| col(&|g| g.external_network_ms.unwrap_or(0.0)));
-    Ok(Some(ResidentBench { frames, frame_ms: col(&|g| g.frame_ms), network_ms: col(&|g| g.network_ms), native_network_ms: native }))
+    Ok(Some(ResidentBench {
+        frames,
+        frame_ms: col(&|g| g.frame_ms),
+        prepare_ms: col(&|g| g.prepare_ms),
+        input_ms: col(&|g| g.input_ms),
+        network_ms: col(&|g| g.network_ms),
+        reconstruct_ms: col(&|g| g.reconstruct_ms),
+        native_network_ms: native,
+    }))
 }
 
 /// Median per layer label, in the order of the first frame, with each layer's cost.
@@ -266,11 +277,14 @@ fn print_report(r: &BenchReport) {
         if let Some(x) = &b.resident {
             let own = x.native_network_ms.as_ref().map_or(String::new(), |s| format!(", the network alone {}", mp(s).trim()));
             say!(
-                "{}: {} frames back to back on resident inputs (no host upload between frames): frame {}, network {}{own} ms",
+                "{}: {} frames back to back on resident inputs (no host upload between frames): frame {}, prepare {}, input {}, network {}{own}, reconstruct {} ms",
                 b.backend,
                 x.frames,
                 mp(&x.frame_ms).trim(),
-                mp(&x.network_ms).trim()
+                mp(&x.prepare_ms).trim(),
+                mp(&x.input_ms).trim(),
+                mp(&x.network_ms).trim(),
+                mp(&x.reconstruct_ms).trim()
             );
         }
     }
