@@ -193,6 +193,11 @@ enum Cmd {
         /// First scored frame.
         #[arg(long, default_value_t = 4)]
         from: usize,
+        /// Start from these parameters (JSON as the command prints them; missing fields take
+        /// the defaults) instead of the defaults; several files: each is scored and the search
+        /// starts from the best.
+        #[arg(long, num_args = 1..)]
+        start: Vec<PathBuf>,
         /// The package whose fixed-head baseline is reported beside.
         #[arg(long)]
         model: Option<PathBuf>,
@@ -259,9 +264,10 @@ fn run() -> Result<()> {
             cli::bench::bench(&cli::bench::BenchOptions { networks: network, model, output: size, ratio, frames, cpu_frames, warmup, json }).map(drop)
         }
         Cmd::Check { network, model, golden, json } => cli::check::check(&cli::check::CheckOptions { networks: network, model, golden, json }).map(drop),
-        Cmd::TuneTaau { size, frames, seeds, rounds, step, from, model } => {
+        Cmd::TuneTaau { size, frames, seeds, rounds, step, from, start, model } => {
             let fixed = cli::common::find_model(model.as_deref())?.map(|p| p.baseline).unwrap_or_default();
-            cli::tune_taau::tune(&cli::tune_taau::TuneOptions { output: size, frames, seeds, rounds, step, from, fixed }).map(drop)
+            let start = start.iter().map(|p| cli::tune_taau::read_params(p)).collect::<Result<Vec<_>>>()?;
+            cli::tune_taau::tune(&cli::tune_taau::TuneOptions { output: size, frames, seeds, rounds, step, from, start, fixed }).map(drop)
         }
         Cmd::Soak { network, model, size, ratio, frames, max_growth_kib, max_late_growth_kib, json } => {
             cli::soak::soak(&cli::soak::SoakOptions { network, model, output: size, ratio, frames, max_growth_kib, max_late_growth_kib, json }).map(drop)

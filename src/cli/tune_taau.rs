@@ -3,7 +3,7 @@
 //! improvement, the result as JSON, and the fixed-head baseline on the same scenes for scale.
 //! Training seeds start at 100 (the held-out seeds are 1001 and 1002).
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::ValueEnum;
 use tessel_model::frame::FrameData;
 use tessel_model::head::FixedHead;
@@ -24,8 +24,26 @@ pub struct TuneOptions {
     pub step: f32,
     /// Frames before this one are not scored (history still filling).
     pub from: usize,
+    /// Starting points (empty: the defaults); the search starts from the best of them.
+    pub start: Vec<TaauParams>,
     /// The fixed-head baseline to report beside (a model package's `baseline`).
     pub fixed: FixedHead,
+}
+
+/// Parameters from a JSON file as `tune-taau` prints them (missing fields take the defaults).
+pub fn read_params(path: &std::path::Path) -> Result<TaauParams> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))?;
+    let mut base = serde_json::to_value(TaauParams::default())?;
+    if let (Some(b), Some(o)) = (base.as_object_mut(), v.as_object_mut()) {
+        for (k, x) in o.iter() {
+            anyhow::ensure!(b.contains_key(k), "{}: '{k}' is not a TAAU parameter", path.display());
+            b.insert(k.clone(), x.clone());
+        }
+    } else {
+        anyhow::bail!("{}: expected a JSON object of TAAU parameters", path.display());
+    }
+    serde_json::from_value(base).with_context(|| format!("{}: a parameter is not a number", path.display()))
 }
 
 struct Case {
@@ -98,9 +116,16 @@ pub fn tune(o: &TuneOptions) -> Result<TaauParams> {
     anyhow::ensure!(o.frames > o.from + 1, "--frames {} leaves nothing to score after frame {}", o.frames, o.from);
     let cases = cases(o);
     let fixed = score(&cases, &HeadSource::Fixed(o.fixed), o);
-    let mut best = TaauParams::default();
-    let mut best_score = score(&cases, &HeadSource::Classic(best), o);
-    eprintln!("tune-taau: {} scenes; fixed-head baseline {fixed:.3} dB; start {best_score:.3} dB {best:?}", cases.len());
+    let starts = if o.start.is_empty() { vec![TaauParams::default()] } else { o.start.clone() };
+    let (mut best, mut best_score) = (starts[0], f64::MIN);
+    for p in starts {
+        let s = score(&cases, &HeadSource::Classic(p), o);
+        eprintln!("tune-taau: start {s:.3} dB {p:?}");
+        if s > best_score {
+            (best, best_score) = (p, s);
+        }
+    }
+    eprintln!("tune-taau: {} scenes; fixed-head baseline {fixed:.3} dB; from {best_score:.3} dB", cases.len());
     let mut step = o.step;
     for round in 0..o.rounds {
         for (name, get, set) in KNOBS {
@@ -124,4 +149,27 @@ pub fn tune(o: &TuneOptions) -> Result<TaauParams> {
     }
     println!("{}", serde_json::to_string_pretty(&best)?);
     Ok(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_files_fill_missing_fields_with_the_defaults_and_refuse_unknown_ones() {
+        let dir = std::env::temp_dir().join(format!("tessel-tune-start-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.json");
+        std::fs::write(&good, r#"{"cap": 2.5, "keys_a": -0.7}"#).unwrap();
+        let p = read_params(&good).unwrap();
+        assert_eq!((p.cap, p.keys_a), (2.5, -0.7));
+        assert_eq!(p.sigma, TaauParams::default().sigma);
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, r#"{"capp": 2.5}"#).unwrap();
+        let e = read_params(&bad).unwrap_err().to_string();
+        assert!(e.contains("bad.json") && e.contains("'capp' is not a TAAU parameter"), "{e}");
+        std::fs::write(&bad, r#"{"cap": "wide"}"#).unwrap();
+        assert!(read_params(&bad).unwrap_err().to_string().contains("not a number"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
