@@ -13,7 +13,13 @@
 // computes its input as the embedding of the token buffer (tessel_block_embed_mma_c<C>), and the
 // last computes the head (head_norm, head, the per-pixel head path) into the head buffer instead
 // of storing its residual (tessel_block_head_mma_c<C>); each saves a launch and a round trip of
-// the level-0 activations through memory.
+// the level-0 activations through memory. Between levels the same holds for the merges and
+// expansions: the first block of an encoder level or of the bottleneck computes its input as the
+// merge of the level below (tessel_block_merge_mma_c<C>: 2x2 space-to-depth gather of the lower
+// stream, linear `merge`), and the last block of the bottleneck or of a decoder level ends in the
+// expansion added into the level below (tessel_block_expand_mma_c<C>: linear `expand`,
+// depth-to-space, the skip already there) instead of storing its own stream, which nothing reads
+// after the expansion; tessel_block_merge_expand_mma_c<C> does both for a level of one block.
 //
 // Per head h: q, k, v of the warp's 16 tokens; keys and transposed values to shared memory;
 // scores S = q k^T / 4 + rpb for 64 keys, softmax in f32, O = P V, and x += O W_proj[:, h]^T.
