@@ -60,4 +60,5 @@
 // and the widest output chunk.
 #define TS_COOP_ROWS 64
 #define TS_COOP_COLS 64
+#define TS_COOP_COLS_DEFAULT 32
 #define TS_COOP_THREADS 128

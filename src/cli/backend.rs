@@ -183,7 +183,7 @@ pub fn open_backend(
         NetworkChoice::Auto => {
             let pkg = model.ok_or_else(no_model)?;
             // The native network with fused matrix-core kernels is the faster network (BENCHMARKS.md,
-            // H200 at 3840x2160: 0.77 ms against the Vulkan shaders' 6.59 ms). Inside the Vulkan
+            // H200 at 3840x2160: 0.77 ms against the Vulkan shaders' 5.90 ms). Inside the Vulkan
             // command buffer (VK_NVX_binary_import) it needs no handoff, so auto takes that first;
             // then hip between the Vulkan front and back where the fused kernels run; else the
             // Vulkan shaders. It says why either way; a hip that fails to open falls back to

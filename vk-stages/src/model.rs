@@ -354,17 +354,18 @@ pub fn coop_rows() -> u32 {
     }
 }
 
-/// The widest output chunk (64, 32 or 16) whose cooperative-matrix tiles fit the device's
-/// shared memory with 1 KiB to spare; None: the layer takes the scalar shader.
-/// `TESSEL_VK_COOP_COLS=16|32|64` caps the chunk (for tuning: a narrower chunk stages fewer
-/// weights, so a workgroup takes less shared memory; docs/ENGINE.md has why that may matter).
+/// The widest output chunk, up to 32, whose cooperative-matrix tiles fit the device's shared
+/// memory with 1 KiB to spare; None: the layer takes the scalar shader. 32 by default: a
+/// narrower chunk stages fewer weights, so a workgroup takes less shared memory, and on the H200
+/// the network ran 10 % faster with it than with 64 (5.95 against 6.59 ms at 4K, twice;
+/// docs/ENGINE.md); 16 was slower. `TESSEL_VK_COOP_COLS=16|32|64` sets the cap.
 pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
     if l.inp % 16 != 0 {
         return None;
     }
     let cap = match std::env::var("TESSEL_VK_COOP_COLS").ok().and_then(|v| v.parse::<u32>().ok()) {
         Some(c @ (16 | 32 | 64)) => c,
-        _ => 64,
+        _ => b::COOP_COLS_DEFAULT,
     };
     [64, 32, 16].into_iter().filter(|&c| c <= cap).find(|&c| l.coop_shared_bytes(c, p) + 1024 <= shared.caps.shared_memory)
 }
