@@ -7,7 +7,9 @@
 # with the device tool's 10-minute calls, run quick and soak as two calls); hip runs only the
 # native network's checks and timings; native only the native network inside the Vulkan command
 # buffer (VK_NVX_binary_import).
-# Logs and JSON land in $OUT (or out/device).
+# Logs and JSON land in $OUT (or out/device). PACK=1: at the end they go into one archive,
+# $OUT/device_check.tgz, beside $OUT/summary.txt (the log's verdicts and figures): the device
+# tool brings back only a few files per call.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-full}
@@ -21,6 +23,13 @@ export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/n
 export XDG_CACHE_HOME=/tmp/tessel-cache TESSEL_GOLDEN_DIR=$PWD/model/tests/golden
 B=.carry/bin
 fail=0
+pack() {
+  [ "${PACK:-0}" = 1 ] || return 0
+  sleep 1  # let tee write the last lines
+  grep -E "^===|passed|FAILED|worst|summary|^vulkan |^hip |^none |resident|native in|device memory|RSS|non-finite|launches; median" "$OUT/check.log" | cut -c1-330 > "$OUT/summary.txt"
+  (cd "$OUT" && tar czf device_check.tgz --exclude device_check.tgz --exclude summary.txt . && find . -type f ! -name device_check.tgz ! -name summary.txt -delete)
+}
+trap pack EXIT
 step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
 # soak BACKEND SIZE [TAG]: 10,000 frames through one engine, the device memory sampled every 2 s.
 soak() {
