@@ -218,6 +218,14 @@ fn resident(b: &mut dyn Backend, warmup: usize, frames: usize) -> Result<Option<
     }))
 }
 
+/// How many times slower the spaced frames were than the back-to-back ones, where that is more
+/// than 1.2x: more than run-to-run noise, the sign of a GPU that lowered its clocks while the
+/// host worked between frames.
+fn clock_gap(spaced: &Spread, resident: &Spread) -> Option<f64> {
+    let ratio = spaced.median / resident.median;
+    (resident.median > 0.0 && ratio > 1.2).then_some(ratio)
+}
+
 /// Median per layer label, in the order of the first frame, with each layer's cost.
 fn layer_medians(samples: &[Sample]) -> Vec<LayerBench> {
     let Some(first) = samples.first() else { return Vec::new() };
@@ -286,6 +294,12 @@ fn print_report(r: &BenchReport) {
                 mp(&x.network_ms).trim(),
                 mp(&x.reconstruct_ms).trim()
             );
+            if let Some(ratio) = clock_gap(&b.frame_ms, &x.frame_ms) {
+                say!(
+                    "{}: note: the spaced frames took {ratio:.1}x the back-to-back ones: the GPU's clocks follow its duty cycle, and with the host's upload and read-back between frames it was not at full speed (BENCHMARKS.md); the back-to-back figure is the GPU's at full clocks",
+                    b.backend
+                );
+            }
         }
     }
     for b in r.backends.iter().filter(|b| !b.layers.is_empty()) {
@@ -294,5 +308,20 @@ fn print_report(r: &BenchReport) {
         for l in &b.layers {
             say!("  {:<24} {:>9.4} {:>9.1} {:>9.3} {:>9.0} {:>9.2}", l.name, l.ms, l.bytes as f64 / 1e6, l.flops as f64 / 1e9, l.gbps, l.tflops);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clock_gap_is_reported_only_beyond_noise() {
+        let s = |m: f64| Spread::of(&[m, m, m]);
+        assert_eq!(clock_gap(&s(1.39), &s(1.39)), None);
+        assert_eq!(clock_gap(&s(1.60), &s(1.39)), None, "15 % is within what runs vary by");
+        let r = clock_gap(&s(5.14), &s(1.374)).unwrap();
+        assert!((r - 3.74).abs() < 0.01, "{r}");
+        assert_eq!(clock_gap(&s(1.0), &s(0.0)), None);
     }
 }
