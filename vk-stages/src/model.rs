@@ -384,3 +384,28 @@ pub fn fixed_variants(input_spec: &[u32]) -> Vec<Variant> {
     ]
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_input_stage_takes_the_embedding_as_constants_where_it_fits() {
+        let bits = |v: f32| half::f16::from_f32(v).to_f32().to_bits();
+        let pkg = ModelPackage::untrained(NetworkConfig::default(), 3);
+        let p = pkg.config.pixel_embed;
+        let (f, pmax) = (PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
+        let spec = input_spec(&pkg);
+        assert_eq!(&spec[..2], &[p as u32, 1]);
+        assert_eq!(spec.len(), 2 + pmax * (f + 1), "every constant id the shader declares");
+        let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
+        // Weight [c][i] at 2 + 16 c + i, bias c at 2 + 16 pmax + c (include/bindings.h), as the
+        // f16 the buffer holds.
+        assert_eq!(spec[2 + 3 * f + 5], bits(w[3 * f + 5]));
+        assert_eq!(spec[2 + pmax * f + p - 1], bits(bias[p - 1]));
+        assert!(spec[2..].iter().any(|&v| v != 0));
+        // Wider than the constants hold: the weights stay in the buffer.
+        let wide = ModelPackage::untrained(NetworkConfig { pixel_embed: pmax + 4, ..NetworkConfig::default() }, 3);
+        assert_eq!(input_spec(&wide), vec![(pmax + 4) as u32, 0]);
+    }
+}

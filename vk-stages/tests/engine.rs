@@ -13,6 +13,7 @@ use tessel_model::pipeline::{HeadSource, Upscaler};
 use tessel_model::sequence::{Exposure, Settings};
 use vk_stages::memory::Buffer;
 use vk_stages::runner::ReadBack;
+use vk_stages::engine::Controls;
 use vk_stages::{DeviceShared, Engine, Model, Runner, VkError};
 
 fn device() -> Option<Arc<DeviceShared>> {
@@ -130,6 +131,47 @@ fn automatic_exposure_on_the_gpu_matches_the_reference() {
         assert!((g.exposure / c.exposure - 1.0).abs() < 1e-4, "frame {t}: exposure {} vs {}", g.exposure, c.exposure);
         let p = psnr(&g.output, &c.output);
         assert!(p >= 50.0, "frame {t}: {p:.1} dB");
+    }
+}
+
+/// Fixed controls skip the input stage, so the reconstruction resamples the history itself (its
+/// `STORED_CONTEXT = false` variant; after the network it reads what the input stage stored).
+#[test]
+fn fixed_controls_reconstruct_as_the_reference_does() {
+    let Some(shared) = device() else { return };
+    let pkg = small_package();
+    let model = Model::new(&shared, &pkg).unwrap();
+    let fixed = pkg.baseline;
+    let mut gpu = Runner::new(&model, Settings::default(), (24, 16), (48, 32)).unwrap();
+    gpu.controls = Controls::Fixed(fixed);
+    let mut cpu = Upscaler::new(HeadSource::Fixed(fixed), Settings::default(), (48, 32));
+    for t in 0..6 {
+        let f = frame(24, 16, t);
+        let c = cpu.evaluate(&f);
+        let (g, _) = gpu.evaluate(&f).unwrap();
+        let p = psnr(&g.output, &c.output);
+        assert!(p >= 50.0, "frame {t}: fixed controls on Vulkan against the CPU: {p:.1} dB");
+    }
+}
+
+/// A pixel embedding wider than the specialisation constants hold (P = 12 > 8) is read from the
+/// weight buffer: the same tokens as the reference.
+#[test]
+fn a_wide_pixel_embedding_is_read_from_the_buffer() {
+    let Some(shared) = device() else { return };
+    let cfg = NetworkConfig { channels: vec![16, 32], encoder_depths: vec![1], bottleneck_depth: 1, decoder_depths: vec![1], pixel_embed: 12, ..NetworkConfig::default() };
+    let pkg = ModelPackage::untrained(cfg, 7);
+    let model = Model::new(&shared, &pkg).unwrap();
+    assert_eq!(&model.input_spec, &[12, 0], "P = 12 takes the buffer path");
+    let mut gpu = Runner::new(&model, Settings::default(), (24, 16), (48, 32)).unwrap();
+    gpu.read = ReadBack { tokens: true, head: false, history: false };
+    let mut cpu = Upscaler::new(HeadSource::Network(Arc::new(Network::from_package(&pkg))), Settings::default(), (48, 32));
+    for t in 0..3 {
+        let f = frame(24, 16, t);
+        let c = cpu.evaluate(&f);
+        let (g, _) = gpu.evaluate(&f).unwrap();
+        let p = tessel_model::metrics::psnr_range(&g.tokens, &c.tokens);
+        assert!(p >= 60.0, "frame {t}: tokens {p:.1} dB against the reference");
     }
 }
 
