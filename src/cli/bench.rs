@@ -37,11 +37,8 @@ pub struct BackendBench {
     pub timing: &'static str,
     pub warmup: usize,
     pub frames: usize,
-    pub frame_ms: Spread,
-    pub prepare_ms: Spread,
-    pub input_ms: Spread,
-    pub network_ms: Spread,
-    pub reconstruct_ms: Spread,
+    #[serde(flatten)]
+    pub times: StageSpreads,
     /// Host wall time per frame: upload, submit, wait, read back (GPU) or the whole evaluation.
     pub wall_ms: Spread,
     /// A network in another API (hip): its own GPU time (events on its stream), and the
@@ -57,19 +54,40 @@ pub struct BackendBench {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<LayerBench>,
     /// A GPU backend's frames run back to back on inputs already on the device (no host upload
-    /// between frames, so the GPU does not idle): frame and network GPU time.
+    /// between frames, so the GPU does not idle): the frame's and every stage's GPU time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resident: Option<ResidentBench>,
 }
 
+/// Median and p99 of the frame and of each stage, ms.
 #[derive(Serialize)]
-pub struct ResidentBench {
-    pub frames: usize,
+pub struct StageSpreads {
     pub frame_ms: Spread,
     pub prepare_ms: Spread,
     pub input_ms: Spread,
     pub network_ms: Spread,
     pub reconstruct_ms: Spread,
+}
+
+impl StageSpreads {
+    /// From each frame's time and its stages' (prepare, input, network, reconstruct).
+    fn of(rows: &[(f64, [f64; 4])]) -> StageSpreads {
+        let col = |f: &dyn Fn(&(f64, [f64; 4])) -> f64| Spread::of(&rows.iter().map(f).collect::<Vec<_>>());
+        StageSpreads {
+            frame_ms: col(&|r| r.0),
+            prepare_ms: col(&|r| r.1[0]),
+            input_ms: col(&|r| r.1[1]),
+            network_ms: col(&|r| r.1[2]),
+            reconstruct_ms: col(&|r| r.1[3]),
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct ResidentBench {
+    pub frames: usize,
+    #[serde(flatten)]
+    pub times: StageSpreads,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub native_network_ms: Option<Spread>,
 }
@@ -163,7 +181,7 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
     }
     pb.finish_and_clear();
     let col = |f: &dyn Fn(&Sample) -> f64| Spread::of(&samples.iter().map(f).collect::<Vec<_>>());
-    let network_ms = col(&|s| s.stages[2]);
+    let times = StageSpreads::of(&samples.iter().map(|s| (s.frame, s.stages)).collect::<Vec<_>>());
     let native: Vec<&Sample> = samples.iter().filter(|s| s.native.is_some()).collect();
     let (native_network_ms, handoff_ms) = if native.len() == samples.len() && !native.is_empty() {
         let own: Vec<f64> = native.iter().map(|s| s.native.unwrap_or(0.0)).collect();
@@ -173,7 +191,7 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
         (None, None)
     };
     // The network's own time where the backend measures it (hip), else the stage's.
-    let own = native_network_ms.as_ref().map_or(network_ms.median, |s| s.median);
+    let own = native_network_ms.as_ref().map_or(times.network_ms.median, |s| s.median);
     let network_tflops = flops.filter(|_| b.model().is_some() && own > 0.0).map(|f| f as f64 / (own * 1e-3) / 1e12);
     Ok(BackendBench {
         backend: b.name().to_string(),
@@ -181,11 +199,7 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
         timing: if gpu { "gpu timestamps" } else { "cpu wall time" },
         warmup,
         frames,
-        frame_ms: col(&|s| s.frame),
-        prepare_ms: col(&|s| s.stages[0]),
-        input_ms: col(&|s| s.stages[1]),
-        network_ms,
-        reconstruct_ms: col(&|s| s.stages[3]),
+        times,
         wall_ms: col(&|s| s.wall),
         native_network_ms,
         handoff_ms,
@@ -205,17 +219,9 @@ fn resident(b: &mut dyn Backend, warmup: usize, frames: usize) -> Result<Option<
             times.push(g);
         }
     }
-    let col = |f: &dyn Fn(&vk_stages::runner::GpuTimes) -> f64| Spread::of(&times.iter().map(f).collect::<Vec<_>>());
-    let native = times.iter().all(|g| g.external_network_ms.is_some()).then(|| col(&|g| g.external_network_ms.unwrap_or(0.0)));
-    Ok(Some(ResidentBench {
-        frames,
-        frame_ms: col(&|g| g.frame_ms),
-        prepare_ms: col(&|g| g.prepare_ms),
-        input_ms: col(&|g| g.input_ms),
-        network_ms: col(&|g| g.network_ms),
-        reconstruct_ms: col(&|g| g.reconstruct_ms),
-        native_network_ms: native,
-    }))
+    let native = times.iter().map(|g| g.external_network_ms).collect::<Option<Vec<f64>>>().map(|v| Spread::of(&v));
+    let rows: Vec<(f64, [f64; 4])> = times.iter().map(|g| (g.frame_ms, [g.prepare_ms, g.input_ms, g.network_ms, g.reconstruct_ms])).collect();
+    Ok(Some(ResidentBench { frames, times: StageSpreads::of(&rows), native_network_ms: native }))
 }
 
 /// How many times slower the spaced frames were than the back-to-back ones, where that is more
@@ -262,11 +268,11 @@ fn print_report(r: &BenchReport) {
             b.backend,
             b.frames,
             if b.timing.starts_with("gpu") { "gpu" } else { "cpu" },
-            mp(&b.frame_ms),
-            mp(&b.prepare_ms),
-            mp(&b.input_ms),
-            mp(&b.network_ms),
-            mp(&b.reconstruct_ms),
+            mp(&b.times.frame_ms),
+            mp(&b.times.prepare_ms),
+            mp(&b.times.input_ms),
+            mp(&b.times.network_ms),
+            mp(&b.times.reconstruct_ms),
             mp(&b.wall_ms),
             b.network_tflops.map_or("-".to_string(), |t| format!("{t:.4}"))
         );
@@ -288,13 +294,13 @@ fn print_report(r: &BenchReport) {
                 "{}: {} frames back to back on resident inputs (no host upload between frames): frame {}, prepare {}, input {}, network {}{own}, reconstruct {} ms",
                 b.backend,
                 x.frames,
-                mp(&x.frame_ms).trim(),
-                mp(&x.prepare_ms).trim(),
-                mp(&x.input_ms).trim(),
-                mp(&x.network_ms).trim(),
-                mp(&x.reconstruct_ms).trim()
+                mp(&x.times.frame_ms).trim(),
+                mp(&x.times.prepare_ms).trim(),
+                mp(&x.times.input_ms).trim(),
+                mp(&x.times.network_ms).trim(),
+                mp(&x.times.reconstruct_ms).trim()
             );
-            if let Some(ratio) = clock_gap(&b.frame_ms, &x.frame_ms) {
+            if let Some(ratio) = clock_gap(&b.times.frame_ms, &x.times.frame_ms) {
                 say!(
                     "{}: note: the spaced frames took {ratio:.1}x the back-to-back ones: the GPU's clocks follow its duty cycle, and with the host's upload and read-back between frames it was not at full speed (BENCHMARKS.md); the back-to-back figure is the GPU's at full clocks",
                     b.backend
