@@ -2,12 +2,12 @@
 // 8x8 window, four warps of 16 tokens each. The f32 residual stream stays in registers from the
 // load to the store (in the accumulator layout, so proj and fc2 accumulate straight into it);
 // LayerNorm outputs, queries, softmax weights, attention outputs and MLP hidden chunks go from
-// one product to the next in registers (tessel_mma.h). Only a head's keys and values (double
+// one product to the next in registers (tessel_mma.h). Only a head's keys and values (single
 // buffered) and the level's relative-position bias live in shared memory (7.0 KiB at C = 32,
 // 10.5 KiB at C = 96); the ends' token-row stage (9 KiB: two column halves in turn) shares
-// those bytes, since it is used only before and after the attention. Every kernel stays far within the 48 KiB that every
-// launch path allows (§8): inside a Vulkan command buffer the SM's shared-memory share is small,
-// and each byte less is occupancy.
+// those bytes, since it is used only before and after the attention. Every kernel stays far
+// within the 48 KiB that every launch path allows (§8): inside a Vulkan command buffer the SM's
+// shared-memory share is small, and each byte less is occupancy.
 //
 // Two variants take the network's ends along (docs/NETWORK.md §4): the first block of level 0
 // computes its input as the embedding of the token buffer (tessel_block_embed_mma_c<C>), and the
@@ -298,38 +298,37 @@ TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint a
     }
 }
 
+// How rows_copy moves a column half: into `rows` and wait, from `rows` back to the buffer, or
+// into `rows` without waiting (cp.async, sm_80: rows_wait() before reading them).
+#define TS_ROWS_LOAD 0
+#define TS_ROWS_STORE 1
+#define TS_ROWS_PREFETCH 2
+
 // Column half `half` (128 bytes) of the warp's 16 token rows of a 128-half buffer into `rows`,
-// as 16-byte loads (or, STORE, back from `rows` to the buffer).
-template <bool STORE>
+// as 16-byte loads (or, STORE, back from `rows` to the buffer; PREFETCH: issued before the MLP,
+// which uses no shared memory, so that the loads overlap it).
+template <int MODE>
 TS_INLINE void rows_copy(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS_STAGE_STRIDE], ts_half* buf, ts_uint warp, ts_uint half) {
-    ts_warp_sync();  // every lane is done with what the rows held
+    if (MODE != TS_ROWS_PREFETCH) ts_warp_sync();  // every lane is done with what the rows held
     ts_uint lane = ts_lane();
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         ts_uint idx = i * 32 + lane, row = idx / 8, col = idx % 8;
         ts_uint tok = window_token(p, o, warp * 16 + row);
         ts_uint4* g = (ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS) + 8 * half + col;
-        if (STORE) {
+        if (MODE == TS_ROWS_STORE) {
             *g = ((const ts_uint4*)rows[row])[col];
+        } else if (MODE == TS_ROWS_PREFETCH) {
+            ts_cp_async16((ts_uint4*)rows[row] + col, g);
         } else {
             ((ts_uint4*)rows[row])[col] = *g;
         }
     }
-    ts_warp_sync();
-}
-
-// Column half 0 of the warp's 16 token rows into `rows` without waiting (cp.async, sm_80):
-// issued before the MLP, which uses no shared memory, so that the loads overlap it;
-// rows_wait() before reading them.
-TS_INLINE void rows_prefetch(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS_STAGE_STRIDE], const ts_half* buf, ts_uint warp) {
-    ts_uint lane = ts_lane();
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        ts_uint idx = i * 32 + lane, row = idx / 8, col = idx % 8;
-        ts_uint tok = window_token(p, o, warp * 16 + row);
-        ts_cp_async16((ts_uint4*)rows[row] + col, (const ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS) + col);
+    if (MODE == TS_ROWS_PREFETCH) {
+        ts_cp_async_commit();
+    } else {
+        ts_warp_sync();
     }
-    ts_cp_async_commit();
 }
 TS_INLINE void rows_wait() {
     ts_cp_async_wait_all();
@@ -387,7 +386,7 @@ TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o
         if (in == 2 * TS_ROW_WORDS) {
 #pragma unroll 1
             for (ts_uint half = 0; half < 2; half++) {
-                rows_copy<false>(p, o, rows, (ts_half*)p.tokens, warp, half);
+                rows_copy<TS_ROWS_LOAD>(p, o, rows, (ts_half*)p.tokens, warp, half);
 #pragma unroll
                 for (ts_uint k4 = 0; k4 < 4; k4++) {
                     ts_uint kt = 4 * half + k4, w = 8 * k4;
@@ -444,7 +443,7 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
     for (int half = 0; half < 2; half++) {
         // Pixels 0-7 and 8-15 are the two column halves of the rows.
         if (staged && half == 0) rows_wait();
-        if (staged && half == 1) rows_copy<false>(p, o, rows, (ts_half*)p.tokens, warp, half);
+        if (staged && half == 1) rows_copy<TS_ROWS_LOAD>(p, o, rows, (ts_half*)p.tokens, warp, half);
 #pragma unroll 4
         for (int n8 = 0; n8 < 8; n8++) {
             int nt = 8 * half + n8;
@@ -472,7 +471,7 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
             rows[g][w + t] = ts_pack(d[0], d[1]);
             rows[g + 8][w + t] = ts_pack(d[2], d[3]);
         }
-        rows_copy<true>(p, o, rows, p.head, warp, half);
+        rows_copy<TS_ROWS_STORE>(p, o, rows, p.head, warp, half);
     }
 }
 
@@ -493,7 +492,7 @@ TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uin
         float d[4];
         bias_tile(d, p.expand_b, n0, t);
         ts_mma_frag<KT>(d, an, ts_frag(p.expand_w, n0 / 8, KT, 0));
-        ts_uint o = n0 + 2 * t, q = o / cout, c = o % cout, step = lower_step(p, q);
+        ts_uint out = n0 + 2 * t, q = out / cout, c = out % cout, step = lower_step(p, q);
         ts_float2* y0 = (ts_float2*)(p.lower + (base0 + step) * cout + c);
         ts_float2* y1 = (ts_float2*)(p.lower + (base1 + step) * cout + c);
         ts_float2 s0 = *y0, s1 = *y1;
@@ -532,7 +531,7 @@ TS_INLINE void block_body(const BlockArgs& p) {
         // The stage shares the attention's bytes: once every warp is done with them, the token
         // rows of the head's first column half load while the MLP runs.
         ts_sync();
-        if (head_staged(p)) rows_prefetch(p, o, rows, p.tokens, warp);
+        if (head_staged(p)) rows_copy<TS_ROWS_PREFETCH>(p, o, rows, (ts_half*)p.tokens, warp, 0);
     }
     block_mlp<C>(p, xr, an, g, t);
     if (OUT == TS_OUT_HEAD) {
