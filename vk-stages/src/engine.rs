@@ -463,22 +463,22 @@ impl Engine {
             .u64(self.prep_m.address);
         self.dispatch_raw(cmd, self.fb.prepare, &push, (groups, 1, 1));
         self.timestamp(cmd);
-        let cur = self.current.unwrap();
-        let m = &self.model;
-        let push = Push::new()
-            .u64(pa)
-            .u64(self.prep_c.address)
-            .u64(self.prep_m.address)
-            .u64(self.history[cur.read as usize].address)
-            .u64(m.tensor("pixel_embed.weight"))
-            .u64(m.tensor("pixel_embed.bias"))
-            .u64(self.tokens.address)
-            .u32(self.grid.padded_w as u32)
-            .u64(self.positions_at(slot))
-            .u64(self.context.address);
-        let px = (self.grid.padded_w * 4) as u32 / b::WG_PIXELS_X;
-        let py = (self.grid.padded_h * 4) as u32 / b::WG_PIXELS_Y;
         if tokens {
+            let cur = self.current.unwrap();
+            let m = &self.model;
+            let push = Push::new()
+                .u64(pa)
+                .u64(self.prep_c.address)
+                .u64(self.prep_m.address)
+                .u64(self.history[cur.read as usize].address)
+                .u64(m.tensor("pixel_embed.weight"))
+                .u64(m.tensor("pixel_embed.bias"))
+                .u64(self.tokens.address)
+                .u32(self.grid.padded_w as u32)
+                .u64(self.positions_at(slot))
+                .u64(self.context.address);
+            let px = (self.grid.padded_w * 4) as u32 / b::WG_PIXELS_X;
+            let py = (self.grid.padded_h * 4) as u32 / b::WG_PIXELS_Y;
             self.dispatch_raw(cmd, self.fb.input, &push, (px, py, 1));
         }
         self.timestamp(cmd);
