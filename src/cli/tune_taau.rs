@@ -97,20 +97,13 @@ fn score(cases: &[Case], source: &HeadSource, o: &TuneOptions) -> f64 {
 
 /// The parameters' names, getters and setters, with the factors tried around each value.
 type Knob = (&'static str, fn(&TaauParams) -> f32, fn(&mut TaauParams, f32));
-const KNOBS: &[Knob] = &[
-    ("sigma", |p| p.sigma, |p, v| p.sigma = v),
-    ("confidence_sigma", |p| p.confidence_sigma, |p, v| p.confidence_sigma = v),
-    ("gamma", |p| p.gamma, |p, v| p.gamma = v),
-    ("box_floor", |p| p.box_floor, |p, v| p.box_floor = v),
-    ("cap", |p| p.cap, |p, v| p.cap = v),
-    ("cap_static", |p| p.cap_static, |p, v| p.cap_static = v),
-    ("keys_a", |p| p.keys_a, |p, v| p.keys_a = v),
-    ("depth_tolerance", |p| p.depth_tolerance, |p, v| p.depth_tolerance = v),
-    ("reactive", |p| p.reactive, |p, v| p.reactive = v),
-    ("disagree", |p| p.disagree, |p, v| p.disagree = v),
-    ("disagree_floor", |p| p.disagree_floor, |p, v| p.disagree_floor = v),
-    ("motion_edge", |p| p.motion_edge, |p, v| p.motion_edge = v),
-];
+/// A knob per named field of TaauParams.
+macro_rules! knobs {
+    ($($field:ident),* $(,)?) => {
+        &[$((stringify!($field), |p: &TaauParams| p.$field, |p: &mut TaauParams, v: f32| p.$field = v)),*]
+    };
+}
+const KNOBS: &[Knob] = knobs!(sigma, confidence_sigma, gamma, box_floor, cap, cap_static, keys_a, depth_tolerance, reactive, disagree, disagree_floor, motion_edge);
 
 pub fn tune(o: &TuneOptions) -> Result<TaauParams> {
     anyhow::ensure!(o.frames > o.from + 1, "--frames {} leaves nothing to score after frame {}", o.frames, o.from);
