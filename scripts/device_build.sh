@@ -22,3 +22,9 @@ if [ ! -f .gl/libvulkan1_*.deb ] 2>/dev/null; then
   (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 fi
 ls -la .carry/bin
+# One compressed archive of .carry (a third of its size): the device tool carries at most 64 MiB,
+# and the binaries alone are near that. Carry [".carrypack", ".gl"] and unpack it first:
+#   tar xzf .carrypack/carry.tgz && bash scripts/device_check.sh quick
+mkdir -p .carrypack
+tar czf .carrypack/carry.tgz .carry
+ls -la .carrypack
