@@ -39,7 +39,7 @@ def log(*a):
     print(time.strftime("%H:%M:%S"), *a, flush=True)
 
 
-def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64, ratios=RATIOS, jitter_start=None):
+def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64, ratios=RATIOS, jitter_start=None, hazards=0.0):
     """{ratio: dict of f16 tensors [T,S,...]} generated on the device. Sequence k starts at jitter
     index 7k of the ratio's period (7 is prime to every period, 18, 32 and 72, so the starts cover
     it evenly): a game's reset or camera cut can fall anywhere in the jitter cycle. jitter_start
@@ -49,7 +49,7 @@ def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64, ratios
         parts = []
         for c0 in range(0, n_per_ratio, chunk):
             s = min(chunk, n_per_ratio - c0)
-            sb = SceneBatch(s, seed * 100003 + ri * 1009 + c0, device, out_size=(size, size))
+            sb = SceneBatch(s, seed * 100003 + ri * 1009 + c0, device, out_size=(size, size), hazards=hazards)
             starts = (c0 + torch.arange(s, device=device)) * 7 if jitter_start is None else jitter_start
             seq = render_sequence(sb, ratio, frames, spp=spp, t0=(c0 * 7) % 50, jitter_phase=starts)
             parts.append({k: (v.half() if k != "jitter" else v) for k, v in seq.items()})
@@ -57,19 +57,20 @@ def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64, ratios
     return cache
 
 
-def stored_cache(folder, device, n_per_ratio, frames, size, seed, spp):
+def stored_cache(folder, device, n_per_ratio, frames, size, seed, spp, hazards=0.0):
     """make_cache's result, kept in folder between runs (the GPU machine keeps ignored files while it
     stays warm, so a resumed call skips the generation). The file name holds every argument and a
     hash of the generator's source, so a changed generator never reads old sequences."""
     src = inspect.getsource(scenes) + inspect.getsource(make_cache)
     tag = hashlib.sha256(src.encode()).hexdigest()[:12]
-    path = os.path.join(folder, f"seq_{n_per_ratio}x{frames}_{size}px_seed{seed}_spp{spp}_{tag}.pt") if folder else None
+    hz = f"_hz{hazards:g}" if hazards > 0 else ""
+    path = os.path.join(folder, f"seq_{n_per_ratio}x{frames}_{size}px_seed{seed}_spp{spp}{hz}_{tag}.pt") if folder else None
     if path and os.path.exists(path):
         try:
             return torch.load(path, map_location=device), path
         except Exception as e:  # a torn or foreign file: generate again
             log(f"{path}: unreadable ({type(e).__name__}: {str(e).splitlines()[0][:120]}); generating the sequences again")
-    cache = make_cache(n_per_ratio, frames, size, seed, device, spp)
+    cache = make_cache(n_per_ratio, frames, size, seed, device, spp, hazards=hazards)
     if path:
         os.makedirs(folder, exist_ok=True)
         torch.save(cache, path + ".partial")
@@ -291,6 +292,8 @@ def parse_args():
     ap.add_argument("--exp-early-weight", type=float, default=1.0, metavar="W",
                     help="experiment: the loss of the first 8 frames after a reset weighs W times as much as the later ones (default 1: all alike)")
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
+    ap.add_argument("--hazards", type=float, default=0.0, metavar="FRACTION",
+                    help="fraction of the training and validation sequences with each hazard: a moving light, translucent layers, scrolling screens (tessel_train/scenes.py)")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")
     ap.add_argument("--val-frames", type=int, default=24)
     ap.add_argument("--val-every", type=float, default=60.0,
@@ -538,12 +541,12 @@ def main():
     ckpt_path = os.path.join(a.out, "ckpt.pt")
     ck = torch.load(ckpt_path, map_location=dev, weights_only=False) if a.resume and os.path.exists(ckpt_path) else None
     data_seed = data_seed_of(a, ck)
-    cache, found = stored_cache(a.data_cache, dev, a.cache, a.frames, a.size, data_seed, a.spp)
+    cache, found = stored_cache(a.data_cache, dev, a.cache, a.frames, a.size, data_seed, a.spp, a.hazards)
     torch.cuda.synchronize() if dev.type == "cuda" else None
     t_data = time.time() - t_start
     log(f"training cache: {a.cache} sequences x {len(RATIOS)} ratios x {a.frames} frames at {a.size}^2 in {t_data:.1f} s"
         f" (data seed {data_seed}; " + (f"read from {found})" if found else "generated)"))
-    val = stored_cache(a.data_cache, dev, a.val_seqs, a.val_frames, a.size, a.seed + 1, a.spp)[0]
+    val = stored_cache(a.data_cache, dev, a.val_seqs, a.val_frames, a.size, a.seed + 1, a.spp, a.hazards)[0]
     start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').

@@ -92,7 +92,7 @@ def material(fam, h, x, y):
 class SceneBatch:
     """S independent sequences, evaluated together. All parameters come from one seed."""
 
-    def __init__(self, S, seed, device, out_size=(128, 128), objects=10):
+    def __init__(self, S, seed, device, out_size=(128, 128), objects=10, hazards=0.0):
         g = torch.Generator().manual_seed(seed)
         r = lambda *shape: torch.rand(*shape, generator=g).to(device)
         self.S, self.device, self.out = S, device, out_size
@@ -129,6 +129,75 @@ class SceneBatch:
         self.obj_fam = (r(S, K) * FAMILIES).long().clamp(max=FAMILIES - 1)
         self.obj_hash = torch.randint(0, 2**31 - 1, (S, K), generator=g).to(device)
         self.bg_near = 0.02 + 0.08 * r(S)
+        # What motion vectors cannot describe (issue 13), each in a `hazards` fraction of the
+        # sequences: a moving light with drifting blinds over the surfaces, translucent layers on
+        # their own paths, objects that are screens whose pictures scroll. Motion and depth stay
+        # the opaque surface's. Drawn after everything above, so hazards=0 leaves every other
+        # value (and the golden vectors' scenes) as they were.
+        self.hazards = hazards
+        if hazards > 0:
+            self._draw_hazards(r, S, K, hazards)
+
+    def _draw_hazards(self, r, S, K, frac):
+        dev = self.device
+        self.hz_light = r(S) < frac
+        self.light_radius = torch.stack([20 + 15 * r(S), 12 + 12 * r(S)], -1)
+        self.light_freq = (2.0 + 4.0 * r(S)) / self.light_radius[:, 0]
+        self.light_phase = 2 * math.pi * r(S)
+        self.light_sigma = 8 + 8 * r(S)
+        self.light_peak = 3.0 + 7.0 * r(S)
+        self.light_tint = 0.6 + 0.4 * r(S, 3)
+        self.light_ambient = 0.25 + 0.15 * r(S)
+        ba = math.pi * r(S)
+        self.blind_dir = torch.stack([torch.cos(ba), torch.sin(ba)], -1)
+        self.blind_period = 10 + 15 * r(S)
+        self.blind_speed = 0.5 + 1.5 * r(S)
+        self.blind_soft = 1.0 + 3.0 * r(S)
+        self.blind_depth = torch.where(r(S) < 0.6, 0.6 + 0.3 * r(S), torch.zeros(S, device=dev))
+        L = 2
+        self.hz_veil = r(S) < frac
+        self.veil_smoke = r(S, L) < 0.5
+        self.veil_size = torch.stack([10 + 15 * r(S, L), 8 + 12 * r(S, L)], -1)
+        self.veil_soft = 1.5 + 6.0 * r(S, L)
+        self.veil_scale = 5 + 8 * r(S, L)
+        self.veil_seed = (r(S, L) * (2**31 - 1)).long()
+        self.veil_origin = self.cam_start[:, None, :] + (r(S, L, 2) - 0.5) * torch.tensor([80.0, 50.0], device=dev)
+        self.veil_vel = self.cam_vel[:, None, :] + 3.0 * (r(S, L, 2) - 0.5)
+        self.veil_orbit, self.veil_orbit_f = 10 * r(S, L), 0.05 + 0.1 * r(S, L)
+        self.veil_colour = 0.2 + 0.9 * r(S, L, 3)
+        self.veil_alpha = 0.3 + 0.3 * r(S, L)
+        self.hz_screen = (r(S) < frac)[:, None] & (r(S, K) < 0.5) & ~self.obj_disc
+        speed, ang = 0.5 + 2.5 * r(S, K), 2 * math.pi * r(S, K)
+        self.screen_scroll = torch.stack([speed * torch.cos(ang), speed * torch.sin(ang)], -1)
+        self.screen_gain = 1.0 + 1.5 * r(S, K)
+
+    def _shade(self, color, w, t):
+        """The light and the layers over the opaque colour [S,N,3] at world points w [S,N,2]."""
+        smooth = lambda a, b, x: ((x - a) / (b - a)).clamp(0, 1) ** 2 * (3 - 2 * ((x - a) / (b - a)).clamp(0, 1))
+        pos, _ = self._cam(t)
+        a = self.light_freq * t + self.light_phase
+        lp = pos + self.light_radius * torch.stack([torch.cos(a), torch.sin(1.3 * a)], -1)
+        d2 = ((w - lp[:, None, :]) ** 2).sum(-1)
+        spot = self.light_peak[:, None] * torch.exp(-d2 / (2 * self.light_sigma[:, None] ** 2))
+        x = torch.remainder((w * self.blind_dir[:, None, :]).sum(-1) - (self.blind_speed * t)[:, None], self.blind_period[:, None])
+        edge = (x - self.blind_period[:, None] / 2).abs() - self.blind_period[:, None] / 4
+        soft = self.blind_soft[:, None]
+        blinds = 1 - self.blind_depth[:, None] * (1 - smooth(-soft, soft, edge))
+        lit = color * (self.light_ambient[:, None, None] + (spot * blinds)[..., None] * self.light_tint[:, None, :])
+        color = torch.where(self.hz_light[:, None, None], lit, color)
+        for v in range(self.veil_alpha.shape[1]):
+            a = self.veil_orbit_f[:, v] * t
+            c = self.veil_origin[:, v] + self.veil_vel[:, v] * t + self.veil_orbit[:, v, None] * torch.stack([torch.cos(a), torch.sin(a)], -1)
+            l = w - c[:, None, :]
+            sz, sf = self.veil_size[:, v], self.veil_soft[:, v, None]
+            pane = 1 - smooth(-sf, sf, torch.maximum(l[..., 0].abs() - sz[:, None, 0], l[..., 1].abs() - sz[:, None, 1]))
+            sc = self.veil_scale[:, v, None]
+            n = value_noise(l[..., 0] / sc, l[..., 1] / sc, self.veil_seed[:, v, None])
+            smoke = smooth(0.5, 0.75, n)
+            cover = torch.where(self.veil_smoke[:, v, None], smoke, pane)
+            alpha = (self.veil_alpha[:, v, None] * cover * self.hz_veil[:, None])[..., None]
+            color = color + (self.veil_colour[:, v, None, :] - color) * alpha
+        return color
 
     def _cam(self, t):
         w = torch.sin(self.wob_f * t)
@@ -158,6 +227,7 @@ class SceneBatch:
         lx, ly = w[..., 0], w[..., 1]
         near = self.bg_near[:, None].expand_as(lx).clone()
         prev = to_prev(w)
+        gain = torch.ones_like(lx)
         # objects: the nearest one containing the point wins
         op, opp = self._obj_pos(t), self._obj_pos(t - 1)
         rot, prot = self.obj_angle + self.obj_spin * t, self.obj_angle + self.obj_spin * (t - 1)
@@ -173,12 +243,21 @@ class SceneBatch:
             wp = opp[:, None, o] + torch.stack([cp * ox - sp * oy, sp * ox + cp * oy], -1)
             fam = torch.where(inside, self.obj_fam[:, o, None], fam)
             mh = torch.where(inside, self.obj_hash[:, o, None], mh)
+            if self.hazards > 0:
+                # A screen's picture scrolls in its own coordinates; its motion is the object's.
+                scr = self.hz_screen[:, o, None]
+                ox = torch.where(scr, ox + self.screen_scroll[:, o, 0, None] * t, ox)
+                oy = torch.where(scr, oy + self.screen_scroll[:, o, 1, None] * t, oy)
+                gain = torch.where(inside & scr, self.screen_gain[:, o, None], torch.where(inside, 1.0, gain))
             lx, ly = torch.where(inside, ox, lx), torch.where(inside, oy, ly)
             near = torch.where(inside, self.obj_near[:, o, None].expand_as(near), near)
             prev = torch.where(inside[..., None], to_prev(wp), prev)
         color = material(fam, mh, lx, ly)
         light = 1 + self.light_amp * torch.sin(self.light_w * t + self.light_ph)
-        return color * light[:, None, None], near, prev
+        color = color * light[:, None, None]
+        if self.hazards > 0:
+            color = self._shade(color * gain[..., None], w, t)
+        return color, near, prev
 
 
 def halton(i, b):
