@@ -274,27 +274,54 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
     }
 }
 
-template <int C>
-TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint g, ts_uint t) {
+// The MLP's hidden chunks per step (TS_MLP_GROUP, or by width below): a group's fc1 products
+// and SiLUs are independent of each other, so a warp has more than one product chain in flight
+// while it waits on the matrix pipe and the exponentials; their fc2 products then accumulate
+// into the stream in chunk order, the order of one chunk at a time.
+// Two chunks from 32 channels up: 0.762 -> 0.745 ms for tessel-v6's network at 3840x2160 on the
+// H200 (graphs; BENCHMARKS.md, eleventh session). Four were slower (the head kernel 0.189 ->
+// 0.197 ms), and at 16 channels two left the JIT keeping 32 bytes per thread on the stack.
+#ifndef TS_MLP_GROUP
+#define TS_MLP_GROUP(C) ((C) >= 32 ? 2 : 1)
+#endif
+
+// x += SiLU(LN2(x) W1[chunks hc0 .. hc0 + N]^T + b1) W2[:, chunks]^T.
+template <int C, int N>
+TS_INLINE void mlp_chunks(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint hc0, ts_uint t) {
     constexpr int KT = C / 16;
-#pragma unroll 1
-    for (ts_uint hc = 0; hc < p.hidden / 16; hc++) {
+    ts_uint ha[N][4];
+#pragma unroll
+    for (int c = 0; c < N; c++) {
         float hh[2][4];
 #pragma unroll
         for (int nt = 0; nt < 2; nt++) {
-            ts_uint n = 16 * hc + 8 * nt;
+            ts_uint n = 16 * (hc0 + c) + 8 * nt;
             bias_tile(hh[nt], p.fc1_b, n, t);
             ts_mma_frag<KT>(hh[nt], an, ts_frag(p.fc1_w, n / 8, KT, 0));
 #pragma unroll
             for (int e = 0; e < 4; e++) hh[nt][e] = ts_silu(hh[nt][e]);
         }
-        ts_uint ha[4];
-        ts_c_to_a(ha, hh[0], hh[1], 1.0f, 1.0f);
+        ts_c_to_a(ha[c], hh[0], hh[1], 1.0f, 1.0f);
+    }
+#pragma unroll
+    for (int c = 0; c < N; c++) {
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
-            ts_uint2 b = *ts_frag(p.fc2_w, j, p.hidden / 16, hc);
-            ts_mma(xr[j], ha, b.x, b.y);
+            ts_uint2 b = *ts_frag(p.fc2_w, j, p.hidden / 16, hc0 + c);
+            ts_mma(xr[j], ha[c], b.x, b.y);
         }
+    }
+}
+
+template <int C>
+TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint g, ts_uint t) {
+    constexpr int N = TS_MLP_GROUP(C);
+    ts_uint chunks = p.hidden / 16, hc = 0;
+#pragma unroll 1
+    for (; hc + N <= chunks; hc += N) mlp_chunks<C, N>(p, xr, an, hc, t);
+    if (N > 1) {
+#pragma unroll 1
+        for (; hc < chunks; hc++) mlp_chunks<C, 1>(p, xr, an, hc, t);
     }
 }
 

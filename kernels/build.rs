@@ -151,6 +151,9 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let clang = tool("TESSEL_CLANG", "clang-19");
     let readelf = tool("TESSEL_READELF", "llvm-readelf-19");
+    // Extra compiler flags for kernel experiments (e.g. "-DTS_MLP_GROUP(C)=2"): a variant built
+    // beside the default and timed against it on the same machine in one call.
+    let extra: Vec<String> = tool("TESSEL_KERNEL_CFLAGS", "").split_whitespace().map(String::from).collect();
     println!("cargo:rerun-if-changed={}", dir.join("include").display());
     let mut sources: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "hip")).collect();
     sources.sort();
@@ -180,6 +183,7 @@ fn main() {
         run(
             Command::new(&clang)
                 .args(["-x", "hip", &format!("--offload-arch={arch}"), "--cuda-device-only", "-nogpulib", "-nogpuinc", "-O3", "--no-gpu-bundle-output", &inc, "-c"])
+                .args(&extra)
                 .arg(&unit_path)
                 .arg("-o")
                 .arg(&obj),
@@ -195,6 +199,7 @@ fn main() {
                 // PTX ISA 7.8 (what clang-19 emits for sm_80/sm_90) for the warp shuffles and mma.sync:
                 // without a CUDA install clang assumes no PTX features.
                 .args(["-x", "cuda", &format!("--cuda-gpu-arch={sm}"), "--cuda-device-only", "-nocudalib", "-nocudainc", "-Xclang", "-target-feature", "-Xclang", "+ptx78", "-S", "-O3", &inc])
+                .args(&extra)
                 .arg(&unit_path)
                 .arg("-o")
                 .arg(&ptx),
