@@ -264,7 +264,7 @@ def parse_args():
                          "search, training and validation, export); the steps are planned at step 40 from the measured rates")
     ap.add_argument("--out", default="out/train")
     ap.add_argument("--package", default="models/tessel-dev",
-                    help="where the trained package goes (a new name: the shipped models/tessel-v6 took five runs)")
+                    help="where the trained package goes (a new name: the shipped models/tessel-v8 took seven runs)")
     ap.add_argument("--golden", default="model/tests/golden")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--seed", type=int, default=20261129)

@@ -93,7 +93,7 @@ def pixel_head_test_net(seed=7):
 
 def write_all(net, out_root, package_dir=None):
     """The cases of `net` (recording package_dir, relative to each case, when given: the Rust test
-    then loads that package; without it, models/tessel-v6) and the per-pixel head case."""
+    then loads that package; without it, models/tessel-v8) and the per-pixel head case."""
     for c in CASES:
         rel = os.path.relpath(package_dir, os.path.join(out_root, c[0])) if package_dir else None
         write_case(net, out_root, *c, model_dir=rel)
