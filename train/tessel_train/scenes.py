@@ -131,9 +131,10 @@ class SceneBatch:
         self.bg_near = 0.02 + 0.08 * r(S)
         # What motion vectors cannot describe (issue 13), each in a `hazards` fraction of the
         # sequences: a moving light with drifting blinds over the surfaces, translucent layers on
-        # their own paths, objects that are screens whose pictures scroll. Motion and depth stay
-        # the opaque surface's. Drawn after everything above, so hazards=0 leaves every other
-        # value (and the golden vectors' scenes) as they were.
+        # their own paths, objects that are screens whose pictures scroll (motion and depth stay
+        # the opaque surface's); and thin wires and fences in motion (geometry of their own).
+        # Drawn after everything above, so hazards=0 leaves every other value (and the golden
+        # vectors' scenes) as they were.
         self.hazards = hazards
         if hazards > 0:
             self._draw_hazards(r, S, K, hazards)
@@ -170,6 +171,31 @@ class SceneBatch:
         speed, ang = 0.5 + 2.5 * r(S, K), 2 * math.pi * r(S, K)
         self.screen_scroll = torch.stack([speed * torch.cos(ang), speed * torch.sin(ang)], -1)
         self.screen_gain = 1.0 + 1.5 * r(S, K)
+        # Thin features in motion: some object slots become wires (a bar narrower than an output
+        # pixel) or fences (a grid of such bars), a third of them HDR, each with the slot's own
+        # motion and depth, like the held-out `thin` kind. Unlike the hazards above they are
+        # geometry: the motion vectors and the depth describe them.
+        self.hz_thin = (r(S) < frac)[:, None] & (r(S, K) < 0.4) & ~self.hz_screen
+        px = 1.0 / self.zoom0[:, None]  # world units per output pixel at the start
+        self.thin_fence = r(S, K) < 0.3
+        self.thin_bar = px * (0.2 + 0.6 * r(S, K))
+        self.thin_len = px * (20 + 40 * r(S, K))
+        self.thin_spacing = px * (3 + 6 * r(S, K))
+        hdr = r(S, K) < 1 / 3
+        bright = (4 + 16 * r(S, K))[..., None] * (0.5 + 0.5 * r(S, K, 3))
+        dim = 0.02 + 0.6 * r(S, K, 3) ** 2
+        self.thin_colour = torch.where(hdr[..., None], bright, dim)
+
+    def _thin_shape(self, o, ox, oy, shape):
+        """Object slot o's shape where it is a thin object: a wire along its local x, or a fence of
+        bars; returns the shape and where the slot is thin ([S, N] each)."""
+        thin = self.hz_thin[:, o, None].expand_as(shape)
+        bar, ln = self.thin_bar[:, o, None], self.thin_len[:, o, None]
+        wire = (ox.abs() < ln) & (oy.abs() < bar / 2)
+        hw, hh, sp = 0.6 * ln, 0.4 * ln, self.thin_spacing[:, o, None]
+        grid = (torch.remainder(ox + hw, sp) < bar) | (torch.remainder(oy + hh, sp) < bar)
+        fence = (ox.abs() < hw) & (oy.abs() < hh) & grid
+        return torch.where(thin, torch.where(self.thin_fence[:, o, None], fence, wire), shape), thin
 
     def _shade(self, color, w, t):
         """The light and the layers over the opaque colour [S,N,3] at world points w [S,N,2]."""
@@ -228,6 +254,7 @@ class SceneBatch:
         near = self.bg_near[:, None].expand_as(lx).clone()
         prev = to_prev(w)
         gain = torch.ones_like(lx)
+        solid = torch.full((*lx.shape, 3), -1.0, device=self.device)  # a thin object's colour where >= 0
         # objects: the nearest one containing the point wins
         op, opp = self._obj_pos(t), self._obj_pos(t - 1)
         rot, prot = self.obj_angle + self.obj_spin * t, self.obj_angle + self.obj_spin * (t - 1)
@@ -238,7 +265,10 @@ class SceneBatch:
             sz = self.obj_size[:, o, None]
             disc = (ox * ox + oy * oy) < sz * sz
             rect = (ox.abs() < sz) & (oy.abs() < sz * self.obj_aspect[:, o, None])
-            inside = torch.where(self.obj_disc[:, o, None], disc, rect) & (self.obj_near[:, o, None] > near)
+            shape = torch.where(self.obj_disc[:, o, None], disc, rect)
+            if self.hazards > 0:
+                shape, thin = self._thin_shape(o, ox, oy, shape)
+            inside = shape & (self.obj_near[:, o, None] > near)
             cp, sp = torch.cos(prot[:, o])[:, None], torch.sin(prot[:, o])[:, None]
             wp = opp[:, None, o] + torch.stack([cp * ox - sp * oy, sp * ox + cp * oy], -1)
             fam = torch.where(inside, self.obj_fam[:, o, None], fam)
@@ -249,10 +279,13 @@ class SceneBatch:
                 ox = torch.where(scr, ox + self.screen_scroll[:, o, 0, None] * t, ox)
                 oy = torch.where(scr, oy + self.screen_scroll[:, o, 1, None] * t, oy)
                 gain = torch.where(inside & scr, self.screen_gain[:, o, None], torch.where(inside, 1.0, gain))
+                solid = torch.where((inside & thin)[..., None], self.thin_colour[:, o, None, :], torch.where(inside[..., None], -1.0, solid))
             lx, ly = torch.where(inside, ox, lx), torch.where(inside, oy, ly)
             near = torch.where(inside, self.obj_near[:, o, None].expand_as(near), near)
             prev = torch.where(inside[..., None], to_prev(wp), prev)
         color = material(fam, mh, lx, ly)
+        if self.hazards > 0:
+            color = torch.where(solid[..., :1] >= 0, solid, color)
         light = 1 + self.light_amp * torch.sin(self.light_w * t + self.light_ph)
         color = color * light[:, None, None]
         if self.hazards > 0:
