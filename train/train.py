@@ -23,7 +23,7 @@ from tessel_train import experimental, scenes, stages  # noqa: E402
 from tessel_train.export import export_package, load_net, round_weights_f16  # noqa: E402
 from tessel_train.golden import write_all  # noqa: E402
 from tessel_train.net import Config, TesselNet, init_like_reference  # noqa: E402
-from tessel_train.scenes import SceneBatch, render_sequence  # noqa: E402
+from tessel_train.scenes import HAZARD_KINDS, SceneBatch, render_sequence  # noqa: E402
 
 RATIOS = (1.5, 2.0, 3.0)
 EXPORT_RESERVE_S = 20  # kept free at the end of --minutes for the last validation, export and golden vectors
@@ -39,7 +39,7 @@ def log(*a):
     print(time.strftime("%H:%M:%S"), *a, flush=True)
 
 
-def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64, ratios=RATIOS, jitter_start=None, hazards=0.0):
+def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64, ratios=RATIOS, jitter_start=None, hazards=0.0, hazard_kinds=HAZARD_KINDS):
     """{ratio: dict of f16 tensors [T,S,...]} generated on the device. Sequence k starts at jitter
     index 7k of the ratio's period (7 is prime to every period, 18, 32 and 72, so the starts cover
     it evenly): a game's reset or camera cut can fall anywhere in the jitter cycle. jitter_start
@@ -49,7 +49,7 @@ def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64, ratios
         parts = []
         for c0 in range(0, n_per_ratio, chunk):
             s = min(chunk, n_per_ratio - c0)
-            sb = SceneBatch(s, seed * 100003 + ri * 1009 + c0, device, out_size=(size, size), hazards=hazards)
+            sb = SceneBatch(s, seed * 100003 + ri * 1009 + c0, device, out_size=(size, size), hazards=hazards, hazard_kinds=hazard_kinds)
             starts = (c0 + torch.arange(s, device=device)) * 7 if jitter_start is None else jitter_start
             seq = render_sequence(sb, ratio, frames, spp=spp, t0=(c0 * 7) % 50, jitter_phase=starts)
             parts.append({k: (v.half() if k != "jitter" else v) for k, v in seq.items()})
@@ -57,20 +57,22 @@ def make_cache(n_per_ratio, frames, size, seed, device, spp=16, chunk=64, ratios
     return cache
 
 
-def stored_cache(folder, device, n_per_ratio, frames, size, seed, spp, hazards=0.0):
+def stored_cache(folder, device, n_per_ratio, frames, size, seed, spp, hazards=0.0, hazard_kinds=HAZARD_KINDS):
     """make_cache's result, kept in folder between runs (the GPU machine keeps ignored files while it
     stays warm, so a resumed call skips the generation). The file name holds every argument and a
     hash of the generator's source, so a changed generator never reads old sequences."""
     src = inspect.getsource(scenes) + inspect.getsource(make_cache)
     tag = hashlib.sha256(src.encode()).hexdigest()[:12]
     hz = f"_hz{hazards:g}" if hazards > 0 else ""
+    if hazards > 0 and tuple(hazard_kinds) != HAZARD_KINDS:
+        hz += "_" + "-".join(hazard_kinds)
     path = os.path.join(folder, f"seq_{n_per_ratio}x{frames}_{size}px_seed{seed}_spp{spp}{hz}_{tag}.pt") if folder else None
     if path and os.path.exists(path):
         try:
             return torch.load(path, map_location=device), path
         except Exception as e:  # a torn or foreign file: generate again
             log(f"{path}: unreadable ({type(e).__name__}: {str(e).splitlines()[0][:120]}); generating the sequences again")
-    cache = make_cache(n_per_ratio, frames, size, seed, device, spp, hazards=hazards)
+    cache = make_cache(n_per_ratio, frames, size, seed, device, spp, hazards=hazards, hazard_kinds=hazard_kinds)
     if path:
         os.makedirs(folder, exist_ok=True)
         torch.save(cache, path + ".partial")
@@ -236,6 +238,14 @@ def draw_ratio(g, weights):
     return int(torch.multinomial(torch.tensor(weights, dtype=torch.float64), 1, generator=g))
 
 
+def hazard_kinds(text):
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in HAZARD_KINDS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"hazard kinds are a comma list of {', '.join(HAZARD_KINDS)}; got '{text}'")
+    return kinds
+
+
 def ratio_weights(text):
     """--ratio-weights: one non-negative weight per ratio of RATIOS, comma-separated."""
     try:
@@ -293,7 +303,9 @@ def parse_args():
                     help="experiment: the loss of the first 8 frames after a reset weighs W times as much as the later ones (default 1: all alike)")
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
     ap.add_argument("--hazards", type=float, default=0.0, metavar="FRACTION",
-                    help="fraction of the training and validation sequences with each hazard: a moving light, translucent layers, scrolling screens (tessel_train/scenes.py)")
+                    help="fraction of the training and validation sequences with each hazard: a moving light, translucent layers, scrolling screens, thin wires and fences (tessel_train/scenes.py)")
+    ap.add_argument("--hazard-kinds", type=hazard_kinds, default=HAZARD_KINDS, metavar="K1,K2,...",
+                    help=f"which hazards --hazards draws (default all: {','.join(HAZARD_KINDS)}; tessel-v8 trained with light,veil,screen)")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")
     ap.add_argument("--val-frames", type=int, default=24)
     ap.add_argument("--val-every", type=float, default=60.0,
@@ -541,12 +553,12 @@ def main():
     ckpt_path = os.path.join(a.out, "ckpt.pt")
     ck = torch.load(ckpt_path, map_location=dev, weights_only=False) if a.resume and os.path.exists(ckpt_path) else None
     data_seed = data_seed_of(a, ck)
-    cache, found = stored_cache(a.data_cache, dev, a.cache, a.frames, a.size, data_seed, a.spp, a.hazards)
+    cache, found = stored_cache(a.data_cache, dev, a.cache, a.frames, a.size, data_seed, a.spp, a.hazards, a.hazard_kinds)
     torch.cuda.synchronize() if dev.type == "cuda" else None
     t_data = time.time() - t_start
     log(f"training cache: {a.cache} sequences x {len(RATIOS)} ratios x {a.frames} frames at {a.size}^2 in {t_data:.1f} s"
         f" (data seed {data_seed}; " + (f"read from {found})" if found else "generated)"))
-    val = stored_cache(a.data_cache, dev, a.val_seqs, a.val_frames, a.size, a.seed + 1, a.spp, a.hazards)[0]
+    val = stored_cache(a.data_cache, dev, a.val_seqs, a.val_frames, a.size, a.seed + 1, a.spp, a.hazards, a.hazard_kinds)[0]
     start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').

@@ -9,6 +9,9 @@ import torch
 
 M32 = 0xFFFFFFFF
 FAMILIES = 7  # stripes, checker, lines, text, noise, sparkles, rings
+# Issue 13's hazards (SceneBatch._draw_hazards): a moving light with blinds, translucent layers,
+# scrolling screens, thin wires and fences. tessel-v8 trained on the first three.
+HAZARD_KINDS = ("light", "veil", "screen", "thin")
 
 
 def hash2(a, b, seed):
@@ -92,7 +95,7 @@ def material(fam, h, x, y):
 class SceneBatch:
     """S independent sequences, evaluated together. All parameters come from one seed."""
 
-    def __init__(self, S, seed, device, out_size=(128, 128), objects=10, hazards=0.0):
+    def __init__(self, S, seed, device, out_size=(128, 128), objects=10, hazards=0.0, hazard_kinds=HAZARD_KINDS):
         g = torch.Generator().manual_seed(seed)
         r = lambda *shape: torch.rand(*shape, generator=g).to(device)
         self.S, self.device, self.out = S, device, out_size
@@ -138,6 +141,13 @@ class SceneBatch:
         self.hazards = hazards
         if hazards > 0:
             self._draw_hazards(r, S, K, hazards)
+            unknown = set(hazard_kinds) - set(HAZARD_KINDS)
+            if unknown:
+                raise ValueError(f"unknown hazard kinds {sorted(unknown)} (known: {', '.join(HAZARD_KINDS)})")
+            # A kind left out is masked after every draw, so the others stay as they were.
+            for kind, mask in (("light", self.hz_light), ("veil", self.hz_veil), ("screen", self.hz_screen), ("thin", self.hz_thin)):
+                if kind not in hazard_kinds:
+                    mask[:] = False
 
     def _draw_hazards(self, r, S, K, frac):
         dev = self.device
