@@ -303,7 +303,7 @@ def parse_args():
                     help="experiment: the loss of the first 8 frames after a reset weighs W times as much as the later ones (default 1: all alike)")
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
     ap.add_argument("--hazards", type=float, default=0.0, metavar="FRACTION",
-                    help="fraction of the training and validation sequences with each hazard: a moving light, translucent layers, scrolling screens, thin wires and fences (tessel_train/scenes.py)")
+                    help="fraction of the training and validation sequences with each hazard: a moving light, translucent layers, scrolling screens, thin wires and fences, photo-like textures (tessel_train/scenes.py)")
     ap.add_argument("--hazard-kinds", type=hazard_kinds, default=HAZARD_KINDS, metavar="K1,K2,...",
                     help=f"which hazards --hazards draws (default all: {','.join(HAZARD_KINDS)}; tessel-v8 trained with light,veil,screen)")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")

@@ -10,8 +10,9 @@ import torch
 M32 = 0xFFFFFFFF
 FAMILIES = 7  # stripes, checker, lines, text, noise, sparkles, rings
 # Issue 13's hazards (SceneBatch._draw_hazards): a moving light with blinds, translucent layers,
-# scrolling screens, thin wires and fences. tessel-v8 trained on the first three.
-HAZARD_KINDS = ("light", "veil", "screen", "thin")
+# scrolling screens, thin wires and fences, photo-like textures. tessel-v8 trained on the first
+# three.
+HAZARD_KINDS = ("light", "veil", "screen", "thin", "photo")
 
 
 def hash2(a, b, seed):
@@ -92,6 +93,39 @@ def material(fam, h, x, y):
     return out
 
 
+def photo_material(h, x, y):
+    """A photo-like texture (h: [...] long, x, y: [...] float, local units -> [..., 3] linear):
+    fractal noise whose spectrum falls off roughly as natural images' do, warped by a second one
+    (rock, bark, foliage, plaster), coloured along a two-colour ramp with a hue drift, and cut by
+    soft cracks where a third noise crosses a level. Procedural, but with the statistics the other
+    families lack: detail at every scale rather than one period."""
+    u = lambda k: unit(h, 40 + k)
+    scale = 6.0 + 30.0 * u(0)
+    gain = 0.45 + 0.2 * u(1)
+
+    def fbm(px, py, seed, octaves):
+        v, amp, f, norm = torch.zeros_like(px), 1.0, 1.0, 0.0
+        for o in range(octaves):
+            v = v + amp * value_noise(px * f + 13.7 * o, py * f - 7.3 * o, seed + 977 * o)
+            norm += amp
+            amp, f = amp * gain, f * 2.03
+        return v / norm
+
+    px, py = x / scale, y / scale
+    wx = fbm(px + 3.1, py, h ^ 0x1F2E, 3)
+    wy = fbm(px, py - 5.7, h ^ 0x3C4D, 3)
+    warp = 1.0 + 2.5 * u(2)
+    n = fbm(px + warp * wx, py + warp * wy, h, 5)
+    hue = fbm(px * 0.37 + 11.0, py * 0.37 - 3.0, h ^ 0x5E6F, 2)
+    a, b, c = colour(h, 51), colour(h, 61), colour(h, 71)
+    ramp = ((n - 0.25) / 0.5).clamp(0, 1).unsqueeze(-1)
+    col = a + (b - a) * ramp
+    col = col + (c - col) * (0.5 * hue.unsqueeze(-1))
+    crack = fbm(px * 1.7 - 2.0, py * 1.7 + 9.0, h ^ 0x7A8B, 3)
+    edge = ((crack - 0.5).abs() / (0.012 + 0.03 * u(3))).clamp(0, 1).unsqueeze(-1)
+    return col * (0.35 + 0.65 * edge)
+
+
 class SceneBatch:
     """S independent sequences, evaluated together. All parameters come from one seed."""
 
@@ -135,7 +169,8 @@ class SceneBatch:
         # What motion vectors cannot describe (issue 13), each in a `hazards` fraction of the
         # sequences: a moving light with drifting blinds over the surfaces, translucent layers on
         # their own paths, objects that are screens whose pictures scroll (motion and depth stay
-        # the opaque surface's); and thin wires and fences in motion (geometry of their own).
+        # the opaque surface's); thin wires and fences in motion (geometry of their own); and
+        # photo-like textures on some tiles and objects.
         # Drawn after everything above, so hazards=0 leaves every other value (and the golden
         # vectors' scenes) as they were.
         self.hazards = hazards
@@ -145,7 +180,7 @@ class SceneBatch:
             if unknown:
                 raise ValueError(f"unknown hazard kinds {sorted(unknown)} (known: {', '.join(HAZARD_KINDS)})")
             # A kind left out is masked after every draw, so the others stay as they were.
-            for kind, mask in (("light", self.hz_light), ("veil", self.hz_veil), ("screen", self.hz_screen), ("thin", self.hz_thin)):
+            for kind, mask in (("light", self.hz_light), ("veil", self.hz_veil), ("screen", self.hz_screen), ("thin", self.hz_thin), ("photo", self.hz_photo)):
                 if kind not in hazard_kinds:
                     mask[:] = False
 
@@ -195,6 +230,10 @@ class SceneBatch:
         bright = (4 + 16 * r(S, K))[..., None] * (0.5 + 0.5 * r(S, K, 3))
         dim = 0.02 + 0.6 * r(S, K, 3) ** 2
         self.thin_colour = torch.where(hdr[..., None], bright, dim)
+        # Photo-like textures: in these sequences a half of the background tiles and of the
+        # objects wear photo_material instead of their family's.
+        self.hz_photo = r(S) < frac
+        self.photo_obj = r(S, K) < 0.5
 
     def _thin_shape(self, o, ox, oy, shape):
         """Object slot o's shape where it is a thin object: a wire along its local x, or a fence of
@@ -265,6 +304,8 @@ class SceneBatch:
         prev = to_prev(w)
         gain = torch.ones_like(lx)
         solid = torch.full((*lx.shape, 3), -1.0, device=self.device)  # a thin object's colour where >= 0
+        if self.hazards > 0:
+            photo = self.hz_photo[:, None] & (mh % 2 == 0)  # background tiles
         # objects: the nearest one containing the point wins
         op, opp = self._obj_pos(t), self._obj_pos(t - 1)
         rot, prot = self.obj_angle + self.obj_spin * t, self.obj_angle + self.obj_spin * (t - 1)
@@ -290,11 +331,14 @@ class SceneBatch:
                 oy = torch.where(scr, oy + self.screen_scroll[:, o, 1, None] * t, oy)
                 gain = torch.where(inside & scr, self.screen_gain[:, o, None], torch.where(inside, 1.0, gain))
                 solid = torch.where((inside & thin)[..., None], self.thin_colour[:, o, None, :], torch.where(inside[..., None], -1.0, solid))
+                photo = torch.where(inside, self.hz_photo[:, None] & self.photo_obj[:, o, None], photo)
             lx, ly = torch.where(inside, ox, lx), torch.where(inside, oy, ly)
             near = torch.where(inside, self.obj_near[:, o, None].expand_as(near), near)
             prev = torch.where(inside[..., None], to_prev(wp), prev)
         color = material(fam, mh, lx, ly)
         if self.hazards > 0:
+            if bool(photo.any()):
+                color = torch.where(photo[..., None], photo_material(mh, lx, ly), color)
             color = torch.where(solid[..., :1] >= 0, solid, color)
         light = 1 + self.light_amp * torch.sin(self.light_w * t + self.light_ph)
         color = color * light[:, None, None]
