@@ -7,6 +7,7 @@
 layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
 layout(constant_id = 0) const int P = 8;
 layout(constant_id = 1) const bool EMBED_FROM_SPEC = false;
+layout(constant_id = TS_SPEC_INPUT_ACCUMULATE) const bool ACCUMULATE = false;
 #include "embed_spec.glsl"
 layout(push_constant) uniform PC {
     ParamsBuf params;
@@ -18,7 +19,7 @@ layout(push_constant) uniform PC {
     F16Buf tokens;   // out
     uint padded_w;   // token grid width
     F32Buf pos;      // the frame's position table (include/context.glsl)
-    F32Buf context;  // out: per output pixel, (history colour, validity) for the reconstruction
+    F32Buf context;  // out: per output pixel, (history colour, its weight) for the reconstruction
 } pc;
 
 void main() {
@@ -37,7 +38,7 @@ void main() {
         return;
     }
     PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist, pc.pos);
-    Vec4Buf(pc.context).v[xy.y * fp.out_size.x + xy.x] = vec4(ctx.hist, ctx.valid);
+    Vec4Buf(pc.context).v[xy.y * fp.out_size.x + xy.x] = vec4(ctx.hist, history_weight(ctx, ACCUMULATE));
     float f[TS_FEATURES];
     f[0] = ctx.c[4].r; f[1] = ctx.c[4].g; f[2] = ctx.c[4].b;
     f[3] = ctx.offset.x; f[4] = ctx.offset.y;

@@ -7,6 +7,10 @@ layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
 // Whether the frame's input stage ran and stored the history part of the context (a back after
 // the network); otherwise (fixed controls without the input stage) it is resampled here.
 layout(constant_id = 0) const bool STORED_CONTEXT = false;
+// Whether the package accumulates (config `accumulate`, docs/NETWORK.md §6): with the network's
+// head, the history's weight takes the count, the clip box is the mean +- a deviation, and the
+// count goes into the history. Fixed controls never accumulate.
+layout(constant_id = 1) const bool ACCUMULATE = false;
 layout(push_constant) uniform PC {
     ParamsBuf params;
     F32Buf prep_c;
@@ -22,7 +26,7 @@ layout(push_constant) uniform PC {
     float fixed_sigma;
     float fixed_clamp;
     F32Buf pos;         // the frame's position table (include/context.glsl)
-    F32Buf context;     // STORED_CONTEXT: (history colour, validity) from the input stage
+    F32Buf context;     // STORED_CONTEXT: (history colour, its weight) from the input stage
 } pc;
 
 void main() {
@@ -35,13 +39,16 @@ void main() {
     if (xy.x >= fp.out_size.x || xy.y >= fp.out_size.y) return;
     uint pix = xy.y * fp.out_size.x + xy.x;
     PixelContext ctx;
+    bool accumulate = ACCUMULATE && uint64_t(pc.head) != 0ul;
+    float weight;  // the history's weight before the blend
     if (STORED_CONTEXT) {
         ctx = pixel_neighbourhood(xy, fp, pc.prep_c, pc.prep_m, pc.pos);
         vec4 s = Vec4Buf(pc.context).v[pix];
         ctx.hist = s.rgb;
-        ctx.valid = s.a;
+        weight = s.a;
     } else {
         ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist_in, pc.pos);
+        weight = history_weight(ctx, accumulate);
     }
     float blend, sigma, strength;
     vec3 residual = vec3(0.0);
@@ -65,7 +72,7 @@ void main() {
     float d2min = 3.4e38;
     for (int k = 0; k < 9; k++) d2min = min(d2min, ctx.d2[k]);
     float inv = 1.0 / (2.0 * sigma * sigma);
-    vec3 acc = vec3(0.0), mn = vec3(3.4e38), mx = vec3(-3.4e38);
+    vec3 acc = vec3(0.0), mn = vec3(3.4e38), mx = vec3(-3.4e38), s1 = vec3(0.0), s2 = vec3(0.0);
     float wsum = 0.0;
     for (int k = 0; k < 9; k++) {
         float wk = exp(-(ctx.d2[k] - d2min) * inv);
@@ -73,18 +80,30 @@ void main() {
         acc += wk * ctx.c[k];
         mn = min(mn, ctx.c[k]);
         mx = max(mx, ctx.c[k]);
+        s1 += ctx.c[k];
+        s2 += ctx.c[k] * ctx.c[k];
     }
-    float alpha = blend * ctx.valid;
+    // The clip box: the neighbourhood's extremes, or (accumulating) its mean +- a deviation.
+    vec3 lo = mn, hi = mx;
+    if (accumulate) {
+        vec3 mean = s1 / 9.0;
+        vec3 dev = sqrt(max(s2 / 9.0 - mean * mean, vec3(0.0)));
+        lo = mean - float(TS_ACCUM_GAMMA) * dev;
+        hi = mean + float(TS_ACCUM_GAMMA) * dev;
+    }
+    float alpha = blend * weight;
     vec3 res;
     for (int c = 0; c < 3; c++) {
         float cur = acc[c] / wsum;
         float hc = ctx.hist[c];
-        float rect = hc + strength * (clamp(hc, mn[c], mx[c]) - hc);
+        float rect = hc + strength * (clamp(hc, lo[c], hi[c]) - hc);
         float o = clamp(alpha * rect + (1.0 - alpha) * cur + residual[c] * (mx[c] - mn[c]), 0.0, Y_MAX);
         res[c] = o;
     }
     Vec4Buf(pc.out_rgba).v[pix] = vec4(untonemap(res.r) / fp.exposure, untonemap(res.g) / fp.exposure, untonemap(res.b) / fp.exposure, 1.0);
-    // History record: (r, g, b, nearness), (memory 0, memory 1, 0, 0); see include/context.glsl.
+    // History record: (r, g, b, nearness), (memory 0, memory 1, count, 0); see include/context.glsl.
+    // The count the blend implies: alpha / (1 - alpha) samples of history plus this one.
+    float count = accumulate ? min(alpha / (1.0 - alpha) + 1.0, float(TS_ACCUM_MAX)) : 0.0;
     F16x4Buf(pc.hist_out).v[pix * 2] = f16vec4(vec4(res, ctx.near[4]));
-    F16x4Buf(pc.hist_out).v[pix * 2 + 1] = f16vec4(vec4(memory, 0.0, 0.0));
+    F16x4Buf(pc.hist_out).v[pix * 2 + 1] = f16vec4(vec4(memory, count, 0.0));
 }

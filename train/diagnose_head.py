@@ -30,14 +30,14 @@ class Edit(stages.Ops):
     def __init__(self, fixed_raw, record=None):
         self.fixed_raw, self.record = fixed_raw, record
 
-    def finish(self, ctx, head_px, exposure, round_f16=False):
+    def finish(self, ctx, head_px, exposure, round_f16=False, accumulate=False):
         if self.record is not None:
             self.record.append(head_px.detach())
         if self.fixed_raw:
             head_px = head_px.clone()
             for ch, v in self.fixed_raw.items():
                 head_px[:, ch] = v
-        return stages.finish(ctx, head_px, exposure, round_f16)
+        return stages.finish(ctx, head_px, exposure, round_f16, accumulate)
 
 
 def main():

@@ -8,6 +8,7 @@ model package, the tuned baseline and the golden vectors.
 Fixed seeds; the loss curve goes to OUT/log.csv; a checkpoint every --ckpt-every seconds."""
 import argparse
 import copy
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -194,7 +195,9 @@ def tune_baseline(cache, size, n, start):
 def init_from_package(net, pkg):
     """Loads a package's weights into net; returns its baseline and the record of the search behind it."""
     src, mj = load_net(pkg)
-    if src.cfg != net.cfg:
+    # The reconstruction's flag (`accumulate`) may be turned on over a package without it: the
+    # tensors are the same.
+    if dataclasses.replace(src.cfg, accumulate=net.cfg.accumulate) != net.cfg:
         sys.exit(f"--init {pkg}: model.json config {mj['config']} differs from this run's network {net.cfg}")
     net.load_state_dict(src.state_dict())
     b = mj["baseline"]
@@ -320,6 +323,9 @@ def parse_args():
                          "--minutes from this start, or up to --steps)")
     ap.add_argument("--no-pixel-head", dest="pixel_head", action="store_false",
                     help="no per-pixel head path (docs/NETWORK.md; tessel-v1 has none)")
+    ap.add_argument("--accumulate", action="store_true",
+                    help="the reconstruction keeps an accumulation count and clips to the mean +- a deviation (config "
+                         "`accumulate`, docs/NETWORK.md §6); --init from a package without it keeps its weights")
     ap.add_argument("--exp-history-kernel", action="store_true",
                     help="experiment (tessel_train/experimental.py): channel 2 sets the history kernel's sharpness; "
                          "validation only, no package")
@@ -562,7 +568,7 @@ def main():
     start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
-    cfg = Config.from_json(ck["config"]) if ck is not None and "config" in ck else Config(pixel_head=a.pixel_head)
+    cfg = Config.from_json(ck["config"]) if ck is not None and "config" in ck else Config(pixel_head=a.pixel_head, accumulate=a.accumulate)
     net = TesselNet(cfg).to(dev)
     log(f"network config: {cfg.to_json()}")
     baseline, search = start_weights(a, net, ck, cache, start)

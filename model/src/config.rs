@@ -43,6 +43,11 @@ pub struct NetworkConfig {
     /// embedding (its slot of the token) and added to that pixel's head channels. Absent: false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub pixel_head: bool,
+    /// The reconstruction keeps a per-pixel accumulation count in the history and clips the
+    /// history to the neighbourhood's mean and deviation (docs/NETWORK.md §6, "Accumulation").
+    /// Absent: false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub accumulate: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -59,6 +64,7 @@ impl Default for NetworkConfig {
             mlp_ratio: 2,
             pixel_embed: 8,
             pixel_head: false,
+            accumulate: false,
         }
     }
 }
@@ -366,15 +372,18 @@ mod tests {
     }
 
     #[test]
-    fn pixel_head_is_absent_from_json_when_false() {
+    fn pixel_head_and_accumulate_are_absent_from_json_when_false() {
         let base = NetworkConfig::default();
         let json = serde_json::to_string(&base).unwrap();
-        assert!(!json.contains("pixel_head"), "{json}");
+        assert!(!json.contains("pixel_head") && !json.contains("accumulate"), "{json}");
         assert_eq!(serde_json::from_str::<NetworkConfig>(&json).unwrap(), base);
-        let on = NetworkConfig { pixel_head: true, ..base };
-        let json = serde_json::to_string(&on).unwrap();
-        assert!(json.contains("\"pixel_head\":true"), "{json}");
-        assert_eq!(serde_json::from_str::<NetworkConfig>(&json).unwrap(), on);
+        for (on, key) in [(NetworkConfig { pixel_head: true, ..base.clone() }, "pixel_head"), (NetworkConfig { accumulate: true, ..base.clone() }, "accumulate")] {
+            let json = serde_json::to_string(&on).unwrap();
+            assert!(json.contains(&format!("\"{key}\":true")), "{json}");
+            assert_eq!(serde_json::from_str::<NetworkConfig>(&json).unwrap(), on);
+        }
+        // Accumulating adds no tensors.
+        assert_eq!(NetworkConfig { accumulate: true, ..base.clone() }.tensor_specs().len(), base.tensor_specs().len());
     }
 
     #[test]

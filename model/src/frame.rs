@@ -104,6 +104,8 @@ pub struct History {
     pub near: Plane,
     /// Feature memory from the head, 2 channels.
     pub memory: Plane,
+    /// Accumulation count (config `accumulate`; 0 otherwise), 1 channel.
+    pub count: Plane,
     pub exposure: f32,
     /// False until a frame has been written (and after a reset, until the next write).
     pub valid: bool,
@@ -111,11 +113,11 @@ pub struct History {
 
 impl History {
     pub fn new(w: usize, h: usize) -> Self {
-        History { color: Plane::new(w, h, 3), near: Plane::new(w, h, 1), memory: Plane::new(w, h, 2), exposure: 1.0, valid: false }
+        History { color: Plane::new(w, h, 3), near: Plane::new(w, h, 1), memory: Plane::new(w, h, 2), count: Plane::new(w, h, 1), exposure: 1.0, valid: false }
     }
     /// Drops everything: the planes become zero, validity false.
     pub fn clear(&mut self) {
-        for p in [&mut self.color, &mut self.near, &mut self.memory] {
+        for p in [&mut self.color, &mut self.near, &mut self.memory, &mut self.count] {
             p.data.iter_mut().for_each(|v| *v = 0.0);
         }
         self.valid = false;

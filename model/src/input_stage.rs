@@ -36,6 +36,8 @@ pub struct PixelContext {
     pub prev_near: f32,
     /// Reprojected feature memory.
     pub memory: [f32; 2],
+    /// Reprojected accumulation count (config `accumulate`).
+    pub count: f32,
 }
 
 pub fn pixel_context(x: usize, y: usize, f: &Prepared, hist: &History) -> PixelContext {
@@ -57,6 +59,7 @@ pub fn pixel_context(x: usize, y: usize, f: &Prepared, hist: &History) -> PixelC
         valid: 0.0,
         prev_near: 0.0,
         memory: [0.0; 2],
+        count: 0.0,
     };
     for k in 0..9 {
         let sx = (nx + (k % 3) as i64 - 1).clamp(0, rw as i64 - 1) as usize;
@@ -83,6 +86,7 @@ pub fn pixel_context(x: usize, y: usize, f: &Prepared, hist: &History) -> PixelC
     }
     ctx.prev_near = bilinear::<1>(&hist.near, p[0], p[1], 0)[0];
     ctx.memory = bilinear(&hist.memory, p[0], p[1], 0);
+    ctx.count = bilinear::<1>(&hist.count, p[0], p[1], 0)[0];
     ctx
 }
 

@@ -118,7 +118,7 @@ impl Upscaler {
         };
         let t = Instant::now();
         let input = match &self.stage {
-            Stage::Network { grid, .. } => HeadInput::Buffer { head: &head, padded_w: grid.padded_w },
+            Stage::Network { grid, net } => HeadInput::Buffer { head: &head, padded_w: grid.padded_w, accumulate: net.config.accumulate },
             Stage::Fixed(p) => HeadInput::Fixed(*p),
             Stage::Classic(..) => unreachable!("the classical TAAU returned above"),
         };

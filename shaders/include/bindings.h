@@ -14,7 +14,8 @@
 // while earlier ones are still queued.
 #define TS_PARAM_SLOTS 8
 
-// Per-pixel history record: 8 halves (r, g, b tonemapped; nearness; memory 0, 1; 2 unused).
+// Per-pixel history record: 8 halves (r, g, b tonemapped; nearness; memory 0, 1; accumulation
+// count (config `accumulate`, else 0); 1 unused).
 #define TS_HISTORY_HALVES 8
 
 // Token, window and head geometry (docs/NETWORK.md).
@@ -47,6 +48,13 @@
 // weight [p][i] at 16 p + i, bias p at 16 TS_EMBED_SPEC_P + p; for P <= TS_EMBED_SPEC_P).
 #define TS_SPEC_EMBED 2
 #define TS_EMBED_SPEC_P 8
+// The input stage's last constant (after the embedding's 17 TS_EMBED_SPEC_P): whether the package
+// accumulates (config `accumulate`, docs/NETWORK.md §6); the reconstruction's is constant 1.
+#define TS_SPEC_INPUT_ACCUMULATE 138
+// The accumulation count's cap and the clip box's half-width in deviations (§6; the Rust
+// reference's ACCUM_MAX and ACCUM_GAMMA).
+#define TS_ACCUM_MAX 16
+#define TS_ACCUM_GAMMA 1
 
 // Linear modes.
 #define TS_MODE_PLAIN 0

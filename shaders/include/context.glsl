@@ -1,7 +1,8 @@
 // The pixel context shared by the input stage and the reconstruction (docs/NETWORK.md §2):
 // nearest jittered sample, its 3x3 neighbourhood, the reprojected history. Needs `common.glsl`.
-// The input stage stores the history part the reconstruction needs (history colour, validity:
-// the "context" buffer, one vec4 per output pixel) so that a frame's back, with the input stage
+// The input stage stores the history part the reconstruction needs (history colour, and its
+// weight before the blend: the validity, times n / (n + 1) of the count n for a package that
+// accumulates; the "context" buffer, one vec4 per output pixel) so that a frame's back, with the input stage
 // in its front, reads it instead of resampling the history a second time.
 
 struct PixelContext {
@@ -14,6 +15,7 @@ struct PixelContext {
     float valid;
     float prev_near;
     vec2 memory;
+    float count;  // the reprojected accumulation count (config `accumulate`)
 };
 
 // Catmull-Rom (Keys, a = -1/2) weights for fraction f, taps -1..2.
@@ -24,7 +26,7 @@ vec4 catmull_rom_weights(float f) {
                 f * f * (-0.5 + 0.5 * f));
 }
 
-// The history is two f16vec4 per pixel: (r, g, b, nearness) and (memory 0, memory 1, -, -).
+// The history is two f16vec4 per pixel: (r, g, b, nearness) and (memory 0, memory 1, count, -).
 vec4 hist_at(F16Buf h, ivec2 p, ivec2 size, int part) {
     ivec2 q = clamp(p, ivec2(0), size - 1);
     return vec4(F16x4Buf(h).v[(q.y * size.x + q.x) * 2 + part]);
@@ -104,6 +106,7 @@ PixelContext pixel_neighbourhood(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf
     ctx.hist = vec3(0.0);
     ctx.prev_near = 0.0;
     ctx.memory = vec2(0.0);
+    ctx.count = 0.0;
     return ctx;
 }
 
@@ -119,7 +122,15 @@ PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_
             ctx.hist[c] = reexpose(clamp(h[c], 0.0, Y_MAX), fp.hist_exposure, fp.exposure);
         }
         ctx.prev_near = h.a;
-        ctx.memory = hist_bilinear(hist, p, o, 1).xy;
+        vec4 m = hist_bilinear(hist, p, o, 1);
+        ctx.memory = m.xy;
+        ctx.count = m.z;
     }
     return ctx;
+}
+
+// The history's weight before the blend (docs/NETWORK.md §6): the validity, and for a package that
+// accumulates also n / (n + 1) of the reprojected count n.
+float history_weight(PixelContext ctx, bool accumulate) {
+    return accumulate ? ctx.valid * ctx.count / (ctx.count + 1.0) : ctx.valid;
 }

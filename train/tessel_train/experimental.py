@@ -30,13 +30,13 @@ class HistoryKernelOps(stages.Ops):
         ctx["hist_img"] = hist["color"]
         return ctx, f
 
-    def finish(self, ctx, head_px, exposure, round_f16=False):
+    def finish(self, ctx, head_px, exposure, round_f16=False, accumulate=False):
         a = -0.5 + 0.5 * torch.tanh(head_px[:, 2])
         px, py = ctx["prev"][:, 0], ctx["prev"][:, 1]
         hk = sample_keys(ctx["hist_img"], px, py, a).clamp(0.0, stages.Y_MAX)
         ctl = stages.decode(head_px)
         ctl["clamp"] = torch.zeros_like(ctl["clamp"])
-        return stages._finish(dict(ctx, hist=hk), ctl, exposure, round_f16)
+        return stages._finish(dict(ctx, hist=hk), ctl, exposure, round_f16, accumulate)
 
 
 def init_history_kernel(net, trained=False):

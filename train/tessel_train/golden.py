@@ -91,9 +91,27 @@ def pixel_head_test_net(seed=7):
     return net
 
 
+# A case whose small network accumulates (config `accumulate`: the count kept in the history, the
+# clip to the mean +- a deviation; docs/NETWORK.md §6), over five frames so that the count climbs.
+ACCUMULATE_CASE = ("2x_40x32_accumulate", (40, 32), 2.0, 5, 14, 1.0)
+
+
+def accumulate_test_net(seed=8):
+    cfg = Config(channels=[16, 32], encoder_depths=[1], bottleneck_depth=1, decoder_depths=[1], pixel_head=True, accumulate=True)
+    net = TesselNet(cfg)
+    init_like_reference(net, (0.85, 0.3, 0.5), seed=seed)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=g))
+    round_weights_f16(net)
+    return net
+
+
 def write_all(net, out_root, package_dir=None):
     """The cases of `net` (recording package_dir, relative to each case, when given: the Rust test
-    then loads that package; without it, models/tessel-v8) and the per-pixel head case."""
+    then loads that package; without it, models/tessel-v8), the per-pixel head case and the
+    accumulating case."""
     for c in CASES:
         rel = os.path.relpath(package_dir, os.path.join(out_root, c[0])) if package_dir else None
         write_case(net, out_root, *c, model_dir=rel)
@@ -102,3 +120,8 @@ def write_all(net, out_root, package_dir=None):
     export_package(small, os.path.join(case_dir, "model"), "pixel-head-test", "seeded test network for the golden vectors",
                    (0.75, 0.3, 0.1), {"trainer": "train/tessel_train/golden.py", "note": "not trained"}, trained=False)
     write_case(small, out_root, *PIXEL_HEAD_CASE, model_dir="model")
+    acc = accumulate_test_net()
+    case_dir = os.path.join(out_root, ACCUMULATE_CASE[0])
+    export_package(acc, os.path.join(case_dir, "model"), "accumulate-test", "seeded test network for the golden vectors",
+                   (0.85, 0.3, 0.5), {"trainer": "train/tessel_train/golden.py", "note": "not trained"}, trained=False)
+    write_case(acc, out_root, *ACCUMULATE_CASE, model_dir="model")

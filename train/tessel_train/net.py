@@ -23,6 +23,7 @@ class Config:
     mlp_ratio: int = 2
     pixel_embed: int = 8
     pixel_head: bool = False  # a per-pixel linear map of the pixel embedding added to the head (docs/NETWORK.md)
+    accumulate: bool = False  # the reconstruction keeps an accumulation count and clips to mean +- deviation (§6)
 
     @property
     def levels(self):
@@ -37,6 +38,8 @@ class Config:
                  decoder_depths=self.decoder_depths, mlp_ratio=self.mlp_ratio, pixel_embed=self.pixel_embed)
         if self.pixel_head:  # absent means false (docs/FORMATS.md)
             d["pixel_head"] = True
+        if self.accumulate:
+            d["accumulate"] = True
         return d
 
     @staticmethod

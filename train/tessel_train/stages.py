@@ -89,7 +89,7 @@ def sample_bilinear(img, px, py):
 
 def new_history(b, W, H, device):
     z = lambda c: torch.zeros(b, c, H, W, device=device)
-    return dict(color=z(3), near=z(1), memory=z(2), exposure=1.0, valid=torch.zeros(b, device=device))
+    return dict(color=z(3), near=z(1), memory=z(2), count=z(1), exposure=1.0, valid=torch.zeros(b, device=device))
 
 
 def pixel_context(p, hist, jitter, reset):
@@ -135,8 +135,9 @@ def pixel_context(p, hist, jitter, reset):
         hc = tonemap(untonemap(hc) * (p["exposure"] / hist["exposure"]))
     prev_near = sample_bilinear(hist["near"], px, py)[:, 0]
     memory = sample_bilinear(hist["memory"], px, py)
+    count = sample_bilinear(hist["count"], px, py)[:, 0]
     return dict(offset=offset, d2=d2, c=cols, near=nears, motion=mots, prev=torch.stack([px, py], 1),
-                hist=hc, valid=valid, prev_near=prev_near, memory=memory)
+                hist=hc, valid=valid, prev_near=prev_near, memory=memory, count=count)
 
 
 def features(ctx):
@@ -192,8 +193,19 @@ def fixed_controls(blend, sigma, clamp, like):
                 residual=torch.zeros(B, 3, H, W, device=like.device), memory=torch.zeros(B, 2, H, W, device=like.device))
 
 
-def reconstruct(ctx, ctl):
-    """-> tonemapped output [B,3,H,W]."""
+ACCUM_MAX = 16.0  # docs/NETWORK.md §6, config `accumulate`
+ACCUM_GAMMA = 1.0
+
+
+def history_weight(ctx, accumulate):
+    """The history's weight before the blend: validity, times n / (n + 1) of the count with `accumulate`."""
+    if accumulate:
+        return ctx["valid"] * ctx["count"] / (ctx["count"] + 1.0)
+    return ctx["valid"]
+
+
+def reconstruct(ctx, ctl, accumulate=False):
+    """-> (tonemapped output [B,3,H,W], alpha [B,1,H,W])."""
     d2 = ctx["d2"]
     d2min = d2.min(1, keepdim=True).values
     inv = 1.0 / (2.0 * ctl["sigma"] * ctl["sigma"])
@@ -201,11 +213,16 @@ def reconstruct(ctx, ctl):
     c = ctx["c"]  # [B,9,3,H,W]
     cur = (w.unsqueeze(2) * c).sum(1) / w.sum(1, keepdim=True)
     lo, hi = c.min(1).values, c.max(1).values
+    blo, bhi = lo, hi
+    if accumulate:  # clip to the mean +- ACCUM_GAMMA deviations of the 3x3 instead of its extremes
+        mean = c.sum(1) / 9.0
+        dev = ((c * c).sum(1) / 9.0 - mean * mean).clamp(min=0.0).sqrt()
+        blo, bhi = mean - ACCUM_GAMMA * dev, mean + ACCUM_GAMMA * dev
     h = ctx["hist"]
-    rect = h + ctl["clamp"].unsqueeze(1) * (torch.minimum(torch.maximum(h, lo), hi) - h)
-    alpha = (ctl["blend"] * ctx["valid"]).unsqueeze(1)
+    rect = h + ctl["clamp"].unsqueeze(1) * (torch.minimum(torch.maximum(h, blo), bhi) - h)
+    alpha = (ctl["blend"] * history_weight(ctx, accumulate)).unsqueeze(1)
     out = alpha * rect + (1.0 - alpha) * cur + ctl["residual"] * (hi - lo)
-    return out.clamp(0.0, Y_MAX)
+    return out.clamp(0.0, Y_MAX), alpha
 
 
 def context_and_features(p, hist, jitter, reset, with_features=True):
@@ -214,17 +231,19 @@ def context_and_features(p, hist, jitter, reset, with_features=True):
     return ctx, (features(ctx) if with_features else None)
 
 
-def finish(ctx, head_px, exposure, round_f16=False):
+def finish(ctx, head_px, exposure, round_f16=False, accumulate=False):
     """Decode the per-pixel head [B,8,H,W], reconstruct, and build the next history.
     Returns (tonemapped output, new history)."""
-    return _finish(ctx, decode(head_px), exposure, round_f16)
+    return _finish(ctx, decode(head_px), exposure, round_f16, accumulate)
 
 
-def _finish(ctx, ctl, exposure, round_f16):
-    out = reconstruct(ctx, ctl)
+def _finish(ctx, ctl, exposure, round_f16, accumulate=False):
+    out, alpha = reconstruct(ctx, ctl, accumulate)
     r = round16 if round_f16 else (lambda x: x)
-    new = dict(color=r(out), near=r(ctx["near"][:, 4:5].contiguous()), memory=r(ctl["memory"]), exposure=exposure,
-               valid=torch.ones(out.shape[0], device=out.device))
+    # The count the blend implies (alpha < 1 while the count is capped): alpha / (1 - alpha) + 1.
+    count = (alpha / (1.0 - alpha) + 1.0).clamp(max=ACCUM_MAX) if accumulate else torch.zeros_like(alpha)
+    new = dict(color=r(out), near=r(ctx["near"][:, 4:5].contiguous()), memory=r(ctl["memory"]), count=r(count),
+               exposure=exposure, valid=torch.ones(out.shape[0], device=out.device))
     return out, new
 
 
@@ -244,7 +263,7 @@ def apply_reset(hist, reset):
         return hist
     keep = (~reset).float().view(-1, 1, 1, 1)
     return dict(hist, color=hist["color"] * keep, near=hist["near"] * keep, memory=hist["memory"] * keep,
-                valid=hist["valid"] * (~reset).float())
+                count=hist["count"] * keep, valid=hist["valid"] * (~reset).float())
 
 
 def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EAGER, head_px=None):
@@ -256,12 +275,13 @@ def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EA
     if fixed is not None:
         out, new = _finish(ctx, fixed_controls(*fixed, like=ctx["hist"]), p["exposure"], round_f16)
         return out, new, {}
+    accumulate = bool(net is not None and net.cfg.accumulate)
     if head_px is not None:
-        out, new = ops.finish(ctx, head_px, p["exposure"], round_f16)
+        out, new = ops.finish(ctx, head_px, p["exposure"], round_f16, accumulate)
         return out, new, {}
     toks = tokens(net, feats, round_f16)
     head = net(toks, phase)
     if round_f16:
         head = round16(head)
-    out, new = ops.finish(ctx, head_pixels(head, W, H), p["exposure"], round_f16)
+    out, new = ops.finish(ctx, head_pixels(head, W, H), p["exposure"], round_f16, accumulate)
     return out, new, dict(tokens=toks, head=head)

@@ -190,7 +190,7 @@ impl Engine {
         let timeline = unsafe { d.create_semaphore(&sinfo, None) }.call("vkCreateSemaphore")?;
         let fb = {
             let p = &model.pipelines;
-            let v = crate::model::fixed_variants(&model.input_spec);
+            let v = model.fixed_variants();
             FrontBack {
                 exposure_partial: p.get(&v[0]),
                 exposure_final: p.get(&v[1]),

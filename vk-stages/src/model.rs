@@ -178,25 +178,34 @@ pub struct Model {
     pub input_spec: Vec<u32>,
 }
 
+impl Model {
+    /// The pipelines of the front and back stages (`fixed_variants`) for this package.
+    pub fn fixed_variants(&self) -> Vec<Variant> {
+        fixed_variants(&self.input_spec, self.config.accumulate)
+    }
+}
+
 /// The input stage's specialisation constants: P, then, where P <= TS_EMBED_SPEC_P, the pixel
 /// embedding's weights and biases as constants (include/bindings.h gives the places), so that the
-/// shader reads none of them from memory; `TESSEL_VK_SPEC_WEIGHTS=0` keeps them in the buffer.
+/// shader reads none of them from memory (`TESSEL_VK_SPEC_WEIGHTS=0` keeps them in the buffer:
+/// zeros there); last, at TS_SPEC_INPUT_ACCUMULATE, whether the package accumulates.
 /// The values are the f16 weights the buffer holds, widened exactly.
 pub fn input_spec(pkg: &ModelPackage) -> Vec<u32> {
     let (p, f, pmax) = (pkg.config.pixel_embed, PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
     let off = std::env::var("TESSEL_VK_SPEC_WEIGHTS").is_ok_and(|v| v == "0");
-    if off || p > pmax {
-        return vec![p as u32, 0];
-    }
-    let bits = |v: f32| half::f16::from_f32(v).to_f32().to_bits();
-    let mut spec = vec![p as u32, 1];
-    spec.resize(2 + pmax * (f + 1), 0);
-    let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
-    for c in 0..p {
-        for i in 0..f {
-            spec[2 + c * f + i] = bits(w[c * f + i]);
+    let from_spec = !off && p <= pmax;
+    let mut spec = vec![p as u32, from_spec as u32];
+    spec.resize(b::SPEC_INPUT_ACCUMULATE as usize, 0);
+    spec.push(pkg.config.accumulate as u32);
+    if from_spec {
+        let bits = |v: f32| half::f16::from_f32(v).to_f32().to_bits();
+        let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
+        for c in 0..p {
+            for i in 0..f {
+                spec[2 + c * f + i] = bits(w[c * f + i]);
+            }
+            spec[2 + pmax * f + c] = bits(bias[c]);
         }
-        spec[2 + pmax * f + c] = bits(bias[c]);
     }
     spec
 }
@@ -274,7 +283,7 @@ impl Model {
 
     fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32]) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
-        for v in fixed_variants(input_spec) {
+        for v in fixed_variants(input_spec, cfg.accumulate) {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
@@ -370,17 +379,18 @@ pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
     [64, 32, 16].into_iter().filter(|&c| c <= cap).find(|&c| l.coop_shared_bytes(c, p) + 1024 <= shared.caps.shared_memory)
 }
 
-/// Pipelines that do not depend on the network's widths (beyond P).
-pub fn fixed_variants(input_spec: &[u32]) -> Vec<Variant> {
-    let (input, recon) = ("input", "reconstruct");
+/// Pipelines that do not depend on the network's widths (beyond P and whether the package
+/// accumulates): the reconstruction's constants are STORED_CONTEXT and ACCUMULATE.
+pub fn fixed_variants(input_spec: &[u32], accumulate: bool) -> Vec<Variant> {
+    let (input, recon, acc) = ("input", "reconstruct", accumulate as u32);
     vec![
         Variant::new("exposure_partial", &[]),
         Variant::new("exposure_final", &[]),
         Variant::new("prepare", &[]),
         Variant::new(input, input_spec),
-        Variant::new(recon, &[0]),
+        Variant::new(recon, &[0, acc]),
         Variant::new("taau", &[]),
-        Variant::new(recon, &[1]),
+        Variant::new(recon, &[1, acc]),
     ]
 }
 
@@ -397,7 +407,9 @@ mod tests {
         let (f, pmax) = (PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
         let spec = input_spec(&pkg);
         assert_eq!(&spec[..2], &[p as u32, 1]);
-        assert_eq!(spec.len(), 2 + pmax * (f + 1), "every constant id the shader declares");
+        assert_eq!(spec.len(), 2 + pmax * (f + 1) + 1, "every constant id the shader declares");
+        assert_eq!(spec.len(), b::SPEC_INPUT_ACCUMULATE as usize + 1);
+        assert_eq!(spec[b::SPEC_INPUT_ACCUMULATE as usize], 0, "tessel-v8's config does not accumulate");
         let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
         // Weight [c][i] at 2 + 16 c + i, bias c at 2 + 16 pmax + c (include/bindings.h), as the
         // f16 the buffer holds.
@@ -406,6 +418,11 @@ mod tests {
         assert!(spec[2..].iter().any(|&v| v != 0));
         // Wider than the constants hold: the weights stay in the buffer.
         let wide = ModelPackage::untrained(NetworkConfig { pixel_embed: pmax + 4, ..NetworkConfig::default() }, 3);
-        assert_eq!(input_spec(&wide), vec![(pmax + 4) as u32, 0]);
+        let spec = input_spec(&wide);
+        assert_eq!(&spec[..2], &[(pmax + 4) as u32, 0]);
+        assert!(spec[2..].iter().all(|&v| v == 0));
+        // A package that accumulates says so in the last constant.
+        let acc = ModelPackage::untrained(NetworkConfig { accumulate: true, ..NetworkConfig::default() }, 3);
+        assert_eq!(input_spec(&acc).last(), Some(&1));
     }
 }
