@@ -73,55 +73,40 @@ def write_case(net, out_root, name, out_size, ratio, frames, seed, exposure, mod
               open(os.path.join(d, "golden.json"), "w"), indent=1)
 
 
-# A case with its own small network that has the per-pixel head path (config `pixel_head`), so the
-# path is checked whether or not the shipped model uses it: seeded weights, not a trained model.
-PIXEL_HEAD_CASE = ("3x_48x30_pixel_head", (48, 30), 3.0, 3, 13, 1.0)
+# Cases with their own small seeded networks (not trained models), so that a path is checked
+# whether or not the shipped model uses it: the per-pixel head path (config `pixel_head`), and
+# the accumulating reconstruction (config `accumulate`, docs/NETWORK.md §6: the count kept in the
+# history, the clip to the mean +- a deviation), over five frames so that the count climbs.
+# Each: (case, network seed, baseline, accumulate, scale of a fresh draw of pixel_head.weight or
+# None, package name).
+SEEDED_CASES = [
+    (("3x_48x30_pixel_head", (48, 30), 3.0, 3, 13, 1.0), 7, (0.75, 0.3, 0.1), False, 0.5, "pixel-head-test"),
+    (("2x_40x32_accumulate", (40, 32), 2.0, 5, 14, 1.0), 8, (0.85, 0.3, 0.5), True, None, "accumulate-test"),
+]
 
 
-def pixel_head_test_net(seed=7):
-    cfg = Config(channels=[16, 32], encoder_depths=[1], bottleneck_depth=1, decoder_depths=[1], pixel_head=True)
+def seeded_test_net(seed, baseline, accumulate=False, pixel_weight_scale=None):
+    cfg = Config(channels=[16, 32], encoder_depths=[1], bottleneck_depth=1, decoder_depths=[1], pixel_head=True, accumulate=accumulate)
     net = TesselNet(cfg)
-    init_like_reference(net, (0.75, 0.3, 0.1), seed=seed)
+    init_like_reference(net, baseline, seed=seed)
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for p in net.parameters():
             p.add_(0.05 * torch.randn(p.shape, generator=g))
-        net.pixel_head.weight.copy_(0.5 * torch.randn(net.pixel_head.weight.shape, generator=g))
-    round_weights_f16(net)
-    return net
-
-
-# A case whose small network accumulates (config `accumulate`: the count kept in the history, the
-# clip to the mean +- a deviation; docs/NETWORK.md §6), over five frames so that the count climbs.
-ACCUMULATE_CASE = ("2x_40x32_accumulate", (40, 32), 2.0, 5, 14, 1.0)
-
-
-def accumulate_test_net(seed=8):
-    cfg = Config(channels=[16, 32], encoder_depths=[1], bottleneck_depth=1, decoder_depths=[1], pixel_head=True, accumulate=True)
-    net = TesselNet(cfg)
-    init_like_reference(net, (0.85, 0.3, 0.5), seed=seed)
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in net.parameters():
-            p.add_(0.05 * torch.randn(p.shape, generator=g))
+        if pixel_weight_scale is not None:
+            net.pixel_head.weight.copy_(pixel_weight_scale * torch.randn(net.pixel_head.weight.shape, generator=g))
     round_weights_f16(net)
     return net
 
 
 def write_all(net, out_root, package_dir=None):
     """The cases of `net` (recording package_dir, relative to each case, when given: the Rust test
-    then loads that package; without it, models/tessel-v8), the per-pixel head case and the
-    accumulating case."""
+    then loads that package; without it, models/tessel-v8) and the seeded cases."""
     for c in CASES:
         rel = os.path.relpath(package_dir, os.path.join(out_root, c[0])) if package_dir else None
         write_case(net, out_root, *c, model_dir=rel)
-    small = pixel_head_test_net()
-    case_dir = os.path.join(out_root, PIXEL_HEAD_CASE[0])
-    export_package(small, os.path.join(case_dir, "model"), "pixel-head-test", "seeded test network for the golden vectors",
-                   (0.75, 0.3, 0.1), {"trainer": "train/tessel_train/golden.py", "note": "not trained"}, trained=False)
-    write_case(small, out_root, *PIXEL_HEAD_CASE, model_dir="model")
-    acc = accumulate_test_net()
-    case_dir = os.path.join(out_root, ACCUMULATE_CASE[0])
-    export_package(acc, os.path.join(case_dir, "model"), "accumulate-test", "seeded test network for the golden vectors",
-                   (0.85, 0.3, 0.5), {"trainer": "train/tessel_train/golden.py", "note": "not trained"}, trained=False)
-    write_case(acc, out_root, *ACCUMULATE_CASE, model_dir="model")
+    for case, seed, baseline, accumulate, pixel_scale, name in SEEDED_CASES:
+        small = seeded_test_net(seed, baseline, accumulate, pixel_scale)
+        export_package(small, os.path.join(out_root, case[0], "model"), name, "seeded test network for the golden vectors",
+                       baseline, {"trainer": "train/tessel_train/golden.py", "note": "not trained"}, trained=False)
+        write_case(small, out_root, *case, model_dir="model")
