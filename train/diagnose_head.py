@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train import stages  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
 from tessel_train.net import raw_controls  # noqa: E402
+from tessel_train.scenes import HAZARD_KINDS  # noqa: E402
 from train import RATIOS, batch_from, make_cache, psnr_frames, run_sequence  # noqa: E402
 
 # head channel -> name (docs/NETWORK.md §5)
@@ -51,6 +52,8 @@ def main():
     ap.add_argument("--jitter-start", type=int, default=None,
                     help="start every sequence at this jitter index (default: starts spread over the period)")
     ap.add_argument("--brief", action="store_true", help="only the tuned baseline and the network")
+    ap.add_argument("--hazards", type=float, default=0.0, metavar="FRACTION", help="sequences with each hazard (train.py --hazards)")
+    ap.add_argument("--hazard-kinds", default=",".join(HAZARD_KINDS), help="which hazards (train.py --hazard-kinds)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     a = ap.parse_args()
     dev = torch.device(a.device)
@@ -61,7 +64,9 @@ def main():
     ratios = tuple(float(x) for x in a.ratios.split(","))
     if not set(ratios) <= set(RATIOS):
         sys.exit(f"--ratios: {a.ratios} is not a subset of {RATIOS}")
-    cache = make_cache(a.seqs, a.frames, a.size, a.seed, dev, spp=16, chunk=a.seqs, ratios=ratios, jitter_start=a.jitter_start)
+    kinds = tuple(k for k in a.hazard_kinds.split(",") if k)
+    cache = make_cache(a.seqs, a.frames, a.size, a.seed, dev, spp=16, chunk=a.seqs, ratios=ratios, jitter_start=a.jitter_start,
+                       hazards=a.hazards, hazard_kinds=kinds)
     start = min(8, a.frames // 2)
     rows = {}
     for r in ratios:
