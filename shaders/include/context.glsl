@@ -2,8 +2,8 @@
 // nearest jittered sample, its 3x3 neighbourhood, the reprojected history. Needs `common.glsl`.
 // The input stage stores the history part the reconstruction needs (history colour, and its
 // weight before the blend: the validity, times n / (n + 1) of the count n for a package that
-// accumulates; the "context" buffer, one vec4 per output pixel) so that a frame's back, with the input stage
-// in its front, reads it instead of resampling the history a second time.
+// accumulates; the "context" buffer, one vec4 per output pixel) so that a frame's back, with the
+// input stage in its front, reads it instead of resampling the history a second time.
 
 struct PixelContext {
     vec2 offset;
