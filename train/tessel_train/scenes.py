@@ -338,7 +338,11 @@ class SceneBatch:
         color = material(fam, mh, lx, ly)
         if self.hazards > 0:
             if bool(photo.any()):
-                color = torch.where(photo[..., None], photo_material(mh, lx, ly), color)
+                # Only where it shows (a few per cent of the points): its 16 noise octaves over
+                # every point made the hazard data 2.6x slower to generate. Elementwise, so the
+                # values are those of the whole-tensor evaluation, bit for bit.
+                sel = photo.nonzero(as_tuple=True)
+                color = color.index_put(sel, photo_material(mh[sel], lx[sel], ly[sel]))
             color = torch.where(solid[..., :1] >= 0, solid, color)
         light = 1 + self.light_amp * torch.sin(self.light_w * t + self.light_ph)
         color = color * light[:, None, None]
