@@ -9,7 +9,7 @@
 # KINDS="light translucent screen thin" scores the hazard kinds instead (default: the five
 # original kinds).
 set -euo pipefail
-OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}; MODEL=${4:-models/tessel-v8}
+OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}; MODEL=${4:-models/tessel-v9}
 T=./target/release/tessel
 [ -x "$T" ] || cargo build --release -q
 mkdir -p "$OUT"

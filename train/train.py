@@ -277,7 +277,7 @@ def parse_args():
                          "search, training and validation, export); the steps are planned at step 40 from the measured rates")
     ap.add_argument("--out", default="out/train")
     ap.add_argument("--package", default="models/tessel-dev",
-                    help="where the trained package goes (a new name: the shipped models/tessel-v8 took seven runs)")
+                    help="where the trained package goes (a new name: the shipped models/tessel-v9 took nine runs)")
     ap.add_argument("--golden", default="model/tests/golden")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--seed", type=int, default=20261129)
@@ -308,7 +308,7 @@ def parse_args():
     ap.add_argument("--hazards", type=float, default=0.0, metavar="FRACTION",
                     help="fraction of the training and validation sequences with each hazard: a moving light, translucent layers, scrolling screens, thin wires and fences, photo-like textures (tessel_train/scenes.py)")
     ap.add_argument("--hazard-kinds", type=hazard_kinds, default=HAZARD_KINDS, metavar="K1,K2,...",
-                    help=f"which hazards --hazards draws (default all: {','.join(HAZARD_KINDS)}; tessel-v8 trained with light,veil,screen)")
+                    help=f"which hazards --hazards draws (default all: {','.join(HAZARD_KINDS)}; tessel-v8 trained with light,veil,screen, tessel-v9 with all)")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")
     ap.add_argument("--val-frames", type=int, default=24)
     ap.add_argument("--val-every", type=float, default=60.0,

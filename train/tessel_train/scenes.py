@@ -11,7 +11,7 @@ M32 = 0xFFFFFFFF
 FAMILIES = 7  # stripes, checker, lines, text, noise, sparkles, rings
 # Issue 13's hazards (SceneBatch._draw_hazards): a moving light with blinds, translucent layers,
 # scrolling screens, thin wires and fences, photo-like textures. tessel-v8 trained on the first
-# three.
+# three, tessel-v9 on all five.
 HAZARD_KINDS = ("light", "veil", "screen", "thin", "photo")
 
 

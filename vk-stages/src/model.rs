@@ -409,7 +409,7 @@ mod tests {
         assert_eq!(&spec[..2], &[p as u32, 1]);
         assert_eq!(spec.len(), 2 + pmax * (f + 1) + 1, "every constant id the shader declares");
         assert_eq!(spec.len(), b::SPEC_INPUT_ACCUMULATE as usize + 1);
-        assert_eq!(spec[b::SPEC_INPUT_ACCUMULATE as usize], 0, "tessel-v8's config does not accumulate");
+        assert_eq!(spec[b::SPEC_INPUT_ACCUMULATE as usize], 0, "tessel-v9's config does not accumulate");
         let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
         // Weight [c][i] at 2 + 16 c + i, bias c at 2 + 16 pmax + c (include/bindings.h), as the
         // f16 the buffer holds.
