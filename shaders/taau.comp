@@ -2,8 +2,8 @@
 // The classical TAAU (`--network none`; model/src/taau.rs is the reference, step for step): a
 // jitter-aware 4x4 Gaussian gather of the current frame with a confidence, the nearest surface's
 // motion in the 3x3, the history by Keys' cubic with a disocclusion test, YCoCg clipping toward
-// the neighbourhood mean, and a per-pixel sample count kept in the history record's second part
-// (where the network's reconstruction keeps its memory channels).
+// the neighbourhood mean, a per-pixel sample count and a thin-feature lock kept in the history
+// record's second part (where the network's reconstruction keeps its memory channels).
 #include "common.glsl"
 #include "context.glsl"
 layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
@@ -21,6 +21,9 @@ struct TaauParams {
     float disagree;
     float disagree_floor;
     float motion_edge;
+    float lock_threshold;
+    float lock_cap;
+    float lock_decay;
 };
 
 layout(push_constant) uniform PC {
@@ -47,7 +50,28 @@ vec2 motion_at(ivec2 s, ivec2 r) {
 }
 
 // The history record (include/context.glsl's hist_at, hist_bilinear): part 0 (r, g, b,
-// nearness), part 1 here (sample count, -, -, -).
+// nearness), part 1 here (sample count, thin-feature lock, -, -).
+
+// The smallest 3x3 luma range in which a ridge can lock a pixel (taau.rs LOCK_MIN_RANGE).
+const float LOCK_MIN_RANGE = 0.02;
+
+// 1 where the centre of the 3x3's lumas is a ridge or a valley along a row, a column or a
+// diagonal by more than `threshold` of their range (taau.rs thin_feature).
+float thin_feature(float l[9], float threshold) {
+    float lo = l[0], hi = l[0];
+    for (int k = 1; k < 9; k++) {
+        lo = min(lo, l[k]);
+        hi = max(hi, l[k]);
+    }
+    float c = l[4];
+    float ridge = 0.0;
+    ivec2 axes[4] = ivec2[4](ivec2(3, 5), ivec2(1, 7), ivec2(0, 8), ivec2(2, 6));
+    for (int k = 0; k < 4; k++) {
+        float a = l[axes[k].x], b = l[axes[k].y];
+        ridge = max(max(ridge, min(c - a, c - b)), min(a - c, b - c));
+    }
+    return (hi - lo > LOCK_MIN_RANGE && ridge > threshold * (hi - lo)) ? 1.0 : 0.0;
+}
 
 // Keys' cubic weights at fraction f for the taps at -1, 0, 1, 2.
 vec4 keys_weights(float f, float a) {
@@ -91,12 +115,12 @@ float frac_blur(float v) {
     return 4.0 * f * (1.0 - f);
 }
 
-void write_pixel(uvec2 xy, FrameParams fp, vec3 o, float near, float count) {
+void write_pixel(uvec2 xy, FrameParams fp, vec3 o, float near, float count, float lock) {
     uint pix = xy.y * fp.out_size.x + xy.x;
     vec3 lin = vec3(untonemap(o.r), untonemap(o.g), untonemap(o.b)) / fp.exposure;
     Vec4Buf(pc.out_rgba).v[pix] = vec4(lin, 1.0);
     F16x4Buf(pc.hist_out).v[pix * 2] = f16vec4(vec4(o, near));
-    F16x4Buf(pc.hist_out).v[pix * 2 + 1] = f16vec4(vec4(count, 0.0, 0.0, 0.0));
+    F16x4Buf(pc.hist_out).v[pix * 2 + 1] = f16vec4(vec4(count, lock, 0.0, 0.0));
 }
 
 void main() {
@@ -141,6 +165,7 @@ void main() {
     ivec2 best = clamp(ivec2(nx, ny), ivec2(0), r - 1);
     float best_near = -3.4028235e38;
     vec2 motions[9];
+    float luma[9];
     for (int dy = -1; dy <= 1; dy++) {
         for (int dx = -1; dx <= 1; dx++) {
             ivec2 s = clamp(ivec2(nx + dx, ny + dy), ivec2(0), r - 1);
@@ -151,6 +176,7 @@ void main() {
             lo = min(lo, c);
             hi = max(hi, c);
             motions[(dy + 1) * 3 + dx + 1] = motion_at(s, r);
+            luma[(dy + 1) * 3 + dx + 1] = c.x;
             if (cn.a > best_near) {
                 best_near = cn.a;
                 best = s;
@@ -158,25 +184,30 @@ void main() {
         }
     }
     float q = clamp(exp(-d2min / (2.0 * t.confidence_sigma * t.confidence_sigma)), 1e-3, 1.0);
+    float thin = t.lock_cap > 0.0 ? thin_feature(luma, t.lock_threshold) : 0.0;
     if (fp.hist_valid == 0u) {
-        write_pixel(xy, fp, cur, best_near, q);
+        write_pixel(xy, fp, cur, best_near, q, thin);
         return;
     }
     vec2 m = motion_at(best, r);
     vec2 prev = vec2(float(xy.x) + 0.5 + m.x, float(xy.y) + 0.5 + m.y);
     if (prev.x < 0.0 || prev.y < 0.0 || prev.x > float(o.x) || prev.y > float(o.y)) {
-        write_pixel(xy, fp, cur, best_near, q);
+        write_pixel(xy, fp, cur, best_near, q, thin);
         return;
     }
     float prev_near = hist_bilinear(pc.hist_in, prev, o, 0).a;
     if (abs(best_near - prev_near) > t.depth_tolerance * max(max(best_near, prev_near), 1e-3)) {
-        write_pixel(xy, fp, cur, best_near, q);
+        write_pixel(xy, fp, cur, best_near, q, thin);
         return;
     }
     vec3 hk = hist_keys(prev, o, t.keys_a);
     vec3 hc;
     for (int c = 0; c < 3; c++) hc[c] = reexpose(clamp(hk[c], 0.0, Y_MAX), fp.hist_exposure, fp.exposure);
-    float n_prev = max(hist_bilinear(pc.hist_in, prev, o, 1).x, 0.0);
+    vec2 nl = hist_bilinear(pc.hist_in, prev, o, 1).xy;
+    float n_prev = max(nl.x, 0.0);
+    // A lock follows its feature with the history and fades unless the ridge is seen again; a
+    // locked pixel may accumulate longer.
+    float lock = max(clamp(nl.y, 0.0, 1.0) * t.lock_decay, thin);
     // Clip toward the mean into mean +- gamma sigma, never narrower than the floor nor than the
     // neighbourhood's own extremes.
     vec3 sd = sqrt(max(m2 - m1 * m1, vec3(0.0)));
@@ -193,6 +224,7 @@ void main() {
     // Whole-pixel motion resamples the history exactly; half-pixel motion blurs it most.
     float blur = 0.5 * (frac_blur(m.x) + frac_blur(m.y));
     float cap = t.cap_static + (t.cap - t.cap_static) * blur;
+    cap = cap + lock * max(t.lock_cap - cap, 0.0);
     float edge = 0.0;
     for (int k = 0; k < 9; k++) {
         vec2 d = motions[k] - m;
@@ -202,5 +234,5 @@ void main() {
     float shrink = (1.0 + t.reactive * (outside - 1.0)) * (1.0 + t.motion_edge * edge) * (1.0 + t.disagree * max(z - 1.0, 0.0));
     float n = min(n_prev / shrink, cap);
     vec3 res = clamp((n * hist_rgb + q * cur) / (n + q), 0.0, Y_MAX);
-    write_pixel(xy, fp, res, best_near, min(n + q, cap));
+    write_pixel(xy, fp, res, best_near, min(n + q, cap), lock);
 }

@@ -115,8 +115,8 @@ pub fn open_fixed(model: Option<&ModelPackage>, settings: &Settings, output: (us
 pub fn open_none(model: Option<&ModelPackage>, settings: &Settings, capacity: (usize, usize), output: (usize, usize)) -> Box<dyn Backend> {
     let p = TaauParams::default();
     let what = format!(
-        "classical TAAU: gather sigma {:.2}, clip gamma {:.2}, count cap {:.1}, disocclusion {:.2}, reactive {:.2}",
-        p.sigma, p.gamma, p.cap, p.depth_tolerance, p.reactive
+        "classical TAAU: gather sigma {:.2}, clip gamma {:.2}, count cap {:.1}, disocclusion {:.2}, reactive {:.2}, thin-feature locks to count {:.1}",
+        p.sigma, p.gamma, p.cap, p.depth_tolerance, p.reactive, p.lock_cap
     );
     let why = if std::env::var("TESSEL_TAAU_GPU").is_ok_and(|v| v == "0") {
         "TESSEL_TAAU_GPU=0".to_string()

@@ -103,7 +103,7 @@ macro_rules! knobs {
         &[$((stringify!($field), |p: &TaauParams| p.$field, |p: &mut TaauParams, v: f32| p.$field = v)),*]
     };
 }
-const KNOBS: &[Knob] = knobs!(sigma, confidence_sigma, gamma, box_floor, cap, cap_static, keys_a, depth_tolerance, reactive, disagree, disagree_floor, motion_edge);
+const KNOBS: &[Knob] = knobs!(sigma, confidence_sigma, gamma, box_floor, cap, cap_static, keys_a, depth_tolerance, reactive, disagree, disagree_floor, motion_edge, lock_threshold, lock_cap, lock_decay);
 
 pub fn tune(o: &TuneOptions) -> Result<TaauParams> {
     anyhow::ensure!(o.frames > o.from + 1, "--frames {} leaves nothing to score after frame {}", o.frames, o.from);

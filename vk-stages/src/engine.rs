@@ -585,7 +585,10 @@ impl Engine {
             .f32(p.reactive)
             .f32(p.disagree)
             .f32(p.disagree_floor)
-            .f32(p.motion_edge);
+            .f32(p.motion_edge)
+            .f32(p.lock_threshold)
+            .f32(p.lock_cap)
+            .f32(p.lock_decay);
         self.dispatch_back(cmd, self.fb.taau, &push);
         self.current = None;
         self.counter += 1;
