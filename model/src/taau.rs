@@ -70,11 +70,12 @@ pub struct TaauParams {
     /// locked...
     #[serde(default)]
     pub lock_threshold: f32,
-    /// ...and a locked pixel's count may grow to this cap (where it is above the motion's cap)...
+    /// ...and a locked pixel's count may grow to this cap (where it is above the motion's cap;
+    /// 0: no locks)...
     #[serde(default)]
     pub lock_cap: f32,
     /// ...while its lock, carried with the history, fades by this factor per frame unless the
-    /// ridge is seen again (0: no locks).
+    /// ridge is seen again (0: a lock lasts only the frames that see the ridge).
     #[serde(default)]
     pub lock_decay: f32,
 }
@@ -388,8 +389,8 @@ mod tests {
     }
 
     /// A still scene with a one-pixel line that jittered sampling catches every other frame:
-    /// locks keep it in the history (steadier output on the line), leave the flat area unlocked,
-    /// and change nothing when off.
+    /// locks keep it in the history (steadier output on the line, a count past the cap), leave
+    /// the flat area unlocked, and store no lock when off.
     #[test]
     fn locks_steady_a_flickering_thin_line() {
         let (rw, rh, ow, oh) = (8, 8, 16, 16);
