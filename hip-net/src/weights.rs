@@ -83,7 +83,7 @@ mod tests {
         assert_eq!(f.len(), n * k * 2);
         let at = |slot: usize, h: usize| f16::from_le_bytes([f[slot * 8 + 2 * h], f[slot * 8 + 2 * h + 1]]).to_f32();
         // Tile (nt 1, kt 1), lane 4g + t = 4 * 3 + 2: rows 8 + 3, cols 16 + 4, 5, 12, 13.
-        let slot = (1 * 2 + 1) * 32 + 14;
+        let slot = (2 + 1) * 32 + 14; // (nt * 2 + kt) * 32 + lane
         assert_eq!([at(slot, 0), at(slot, 1), at(slot, 2), at(slot, 3)], [1120.0, 1121.0, 1128.0, 1129.0]);
         let w8: Vec<f16> = (0..8 * 16).map(|i| f16::from_f32(((i / 16) * 100 + i % 16) as f32)).collect();
         let f8 = fragment_order_k8(&w8, 16);

@@ -81,9 +81,7 @@ pub fn pixel_context(x: usize, y: usize, f: &Prepared, hist: &History) -> PixelC
         ctx.valid = (1.0 - outside).clamp(0.0, 1.0);
     }
     let h: [f32; 3] = catmull_rom(&hist.color, p[0], p[1], 0);
-    for k in 0..3 {
-        ctx.hist[k] = reexpose(h[k].clamp(0.0, Y_MAX), hist.exposure, f.exposure);
-    }
+    ctx.hist = h.map(|v| reexpose(v.clamp(0.0, Y_MAX), hist.exposure, f.exposure));
     ctx.prev_near = bilinear::<1>(&hist.near, p[0], p[1], 0)[0];
     ctx.memory = bilinear(&hist.memory, p[0], p[1], 0);
     ctx.count = bilinear::<1>(&hist.count, p[0], p[1], 0)[0];

@@ -85,7 +85,7 @@ mod tests {
     #[test]
     fn torus_partition_wraps_and_covers_every_token_once() {
         let part = WindowPartition::new(16, 8, (3, 5));
-        let mut seen = vec![0u8; 16 * 8];
+        let mut seen = [0u8; 16 * 8];
         for w in 0..part.count() {
             for (i, t) in part.window_tokens(w).iter().enumerate() {
                 seen[*t] += 1;

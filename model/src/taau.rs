@@ -202,8 +202,8 @@ fn pixel(x: usize, y: usize, f: &Prepared, hist: &TaauHistory, p: &TaauParams, o
             let d2 = (pr[0] - q[0]).powi(2) + (pr[1] - q[1]).powi(2);
             let wt = (-d2 * inv).exp();
             let (cx, cy) = (clampx(sx), clampy(sy));
-            for c in 0..3 {
-                acc[c] += wt * f.color.clamped(cx, cy, c);
+            for (c, a) in acc.iter_mut().enumerate() {
+                *a += wt * f.color.clamped(cx, cy, c);
             }
             wsum += wt;
             d2min = d2min.min(((pr[0] - q[0]) * sx_o).powi(2) + ((pr[1] - q[1]) * sy_o).powi(2));

@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn auto_exposure_maps_mid_grey() {
-        let grey = vec![0.36f32, 0.36, 0.36, 1.0].repeat(10);
+        let grey = [0.36f32, 0.36, 0.36, 1.0].repeat(10);
         assert!((auto_exposure(&grey) - 0.5).abs() < 1e-4);
     }
 }

@@ -14,7 +14,7 @@ fn written() -> (tempfile::TempDir, ModelPackage) {
 }
 
 fn err_of(p: &Path) -> String {
-    ModelPackage::read(p).err().expect("the bad package must be refused").to_string()
+    ModelPackage::read(p).expect_err("the bad package must be refused").to_string()
 }
 
 fn edit_json(dir: &Path, f: impl FnOnce(&mut serde_json::Value)) {

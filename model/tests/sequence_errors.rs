@@ -25,7 +25,7 @@ fn sequence(dir: &Path, bits: u32) -> PathBuf {
 }
 
 fn err(p: &Path) -> String {
-    Sequence::open(p).err().expect("must be refused").to_string()
+    Sequence::open(p).expect_err("must be refused").to_string()
 }
 
 fn edit(p: &Path, f: impl FnOnce(&mut serde_json::Value)) {

@@ -69,10 +69,13 @@ pub struct StageSpreads {
     pub reconstruct_ms: Spread,
 }
 
+/// One frame's time and its stages' (prepare, input, network, reconstruct), ms.
+type FrameRow = (f64, [f64; 4]);
+
 impl StageSpreads {
     /// From each frame's time and its stages' (prepare, input, network, reconstruct).
-    fn of(rows: &[(f64, [f64; 4])]) -> StageSpreads {
-        let col = |f: &dyn Fn(&(f64, [f64; 4])) -> f64| Spread::of(&rows.iter().map(f).collect::<Vec<_>>());
+    fn of(rows: &[FrameRow]) -> StageSpreads {
+        let col = |f: &dyn Fn(&FrameRow) -> f64| Spread::of(&rows.iter().map(f).collect::<Vec<_>>());
         StageSpreads {
             frame_ms: col(&|r| r.0),
             prepare_ms: col(&|r| r.1[0]),

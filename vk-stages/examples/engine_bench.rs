@@ -22,7 +22,7 @@ fn synthetic(rw: usize, rh: usize, t: usize) -> FrameData {
             color[i + 3] = 1.0;
         }
     }
-    let motion = vec![-0.7f32, 0.0].repeat(rw * rh);
+    let motion = [-0.7f32, 0.0].repeat(rw * rh);
     let depth: Vec<f32> = (0..rw * rh).map(|i| 0.2 + 0.6 * ((i % rw) as f32 / rw as f32)).collect();
     let jitter = [((t * 5) % 8) as f32 / 8.0 - 0.4375, ((t * 3) % 8) as f32 / 8.0 - 0.4375];
     FrameData { render: (rw, rh), color, motion, depth, jitter, reset: t == 0, reference: None }
@@ -62,7 +62,8 @@ fn main() {
     let flops = pkg.config.flops(w, h);
     let net_flops = (flops.total() - flops.input) as f64;
     println!("{rw}x{rh} -> {w}x{h}, {frames} frames after 20 warm-up; GPU ms (median / p99)");
-    let cols: [(&str, fn(&vk_stages::runner::GpuTimes) -> f64); 5] = [
+    type Column = (&'static str, fn(&vk_stages::runner::GpuTimes) -> f64);
+    let cols: [Column; 5] = [
         ("prepare", |g| g.prepare_ms),
         ("input", |g| g.input_ms),
         ("network", |g| g.network_ms),

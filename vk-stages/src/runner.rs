@@ -247,7 +247,7 @@ impl Runner {
                 let mut tl = vk::TimelineSemaphoreSubmitInfo::default().signal_semaphore_values(&vals);
                 let cmds = [cmd];
                 let mut submit = vk::SubmitInfo::default().command_buffers(&cmds);
-                if self.external.as_ref().is_none_or(|x| x.front_signals()) {
+                if self.external.as_ref().map_or(true, |x| x.front_signals()) {
                     submit = submit.signal_semaphores(&sems).push_next(&mut tl);
                 }
                 d.queue_submit(self.shared.queue, &[submit], vk::Fence::null()).call("vkQueueSubmit (front)")?;

@@ -46,7 +46,7 @@ fn frame(rw: usize, rh: usize, t: usize) -> FrameData {
             color[i + 3] = 1.0;
         }
     }
-    let motion = vec![-1.0f32, 0.0].repeat(rw * rh);
+    let motion = [-1.0f32, 0.0].repeat(rw * rh);
     let depth = (0..rw * rh).map(|i| 0.3 + 0.4 * ((i % rw) as f32 / rw as f32)).collect();
     let jitter = [((t * 3) % 4) as f32 / 4.0 - 0.375, ((t * 5) % 4) as f32 / 4.0 - 0.375];
     FrameData { render: (rw, rh), color, motion, depth, jitter, reset: t == 0, reference: None }

@@ -42,7 +42,7 @@ pub fn moving_frame(rw: usize, rh: usize, t: usize, speed: f32) -> tessel_model:
             color[i + 3] = 1.0;
         }
     }
-    let motion = vec![-speed, 0.0].repeat(rw * rh);
+    let motion = [-speed, 0.0].repeat(rw * rh);
     let depth = (0..rw * rh).map(|i| 0.3 + 0.4 * ((i % rw) as f32 / rw as f32)).collect();
     let jitter = [((t * 3) % 8) as f32 / 8.0 - 0.4375, ((t * 5) % 8) as f32 / 8.0 - 0.4375];
     tessel_model::frame::FrameData { render: (rw, rh), color, motion, depth, jitter, reset: t == 0, reference: None }
