@@ -40,13 +40,27 @@ pub struct FrameResult {
     pub history: Option<Vec<f32>>,
 }
 
-pub trait Backend {
-    /// Short name: "cpu", "none", "vulkan".
-    fn name(&self) -> &'static str;
+/// What a backend says of itself.
+pub struct Identity {
+    /// Short name: "cpu", "fixed", "none", "vulkan", "hip".
+    pub name: &'static str,
     /// The start-up line: what runs, where, and (for auto) why.
-    fn label(&self) -> &str;
-    /// The model package's name (None for the fixed-head baseline).
-    fn model(&self) -> Option<&str>;
+    pub label: String,
+    /// The model package's name (None for the fixed head and the classical TAAU).
+    pub model: Option<String>,
+}
+
+pub trait Backend {
+    fn identity(&self) -> &Identity;
+    fn name(&self) -> &'static str {
+        self.identity().name
+    }
+    fn label(&self) -> &str {
+        &self.identity().label
+    }
+    fn model(&self) -> Option<&str> {
+        self.identity().model.as_deref()
+    }
     /// True when `evaluate` reports GPU timestamps.
     fn on_gpu(&self) -> bool;
     fn set_extras(&mut self, extras: Extras);
@@ -62,21 +76,19 @@ pub trait Backend {
 /// The CPU reference (network or fixed head), one `Upscaler`.
 pub struct CpuBackend {
     up: Upscaler,
-    name: &'static str,
-    label: String,
-    model: Option<String>,
+    id: Identity,
     extras: Extras,
 }
 
+impl CpuBackend {
+    fn boxed(up: Upscaler, name: &'static str, label: String, model: Option<String>) -> Box<dyn Backend> {
+        Box::new(CpuBackend { up, id: Identity { name, label, model }, extras: Extras::default() })
+    }
+}
+
 impl Backend for CpuBackend {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn label(&self) -> &str {
-        &self.label
-    }
-    fn model(&self) -> Option<&str> {
-        self.model.as_deref()
+    fn identity(&self) -> &Identity {
+        &self.id
     }
     fn on_gpu(&self) -> bool {
         false
@@ -106,7 +118,7 @@ pub fn open_fixed(model: Option<&ModelPackage>, settings: &Settings, output: (us
     };
     let label = format!("network: fixed (the contract's reconstruction, fixed head: blend {:.3}, sigma {:.3}, clamp {:.3}; {from})", fixed.blend, fixed.sigma, fixed.clamp);
     let up = Upscaler::new(HeadSource::Fixed(fixed), settings.clone(), output);
-    Box::new(CpuBackend { up, name: "fixed", label, model: None, extras: Extras::default() })
+    CpuBackend::boxed(up, "fixed", label, None)
 }
 
 /// The classical TAAU (`--network none`, tessel_model::taau) with its tuned parameters: on the
@@ -135,7 +147,7 @@ pub fn open_none(model: Option<&ModelPackage>, settings: &Settings, capacity: (u
 /// The classical TAAU with `p` on the CPU (the reference of the Vulkan one).
 pub fn open_none_cpu(p: TaauParams, settings: &Settings, output: (usize, usize), what: &str) -> Box<dyn Backend> {
     let up = Upscaler::new(HeadSource::Classic(p), settings.clone(), output);
-    Box::new(CpuBackend { up, name: "none", label: format!("network: none ({what})"), model: None, extras: Extras::default() })
+    CpuBackend::boxed(up, "none", format!("network: none ({what})"), None)
 }
 
 /// The f32 CPU reference network. `why` prefixes the label (auto's reason).
@@ -143,7 +155,7 @@ pub fn open_cpu(pkg: &ModelPackage, settings: &Settings, output: (usize, usize),
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
     let label = format!("network: {why}cpu reference f32, {} threads; model '{}'{trained}", rayon::current_num_threads(), pkg.name);
     let up = Upscaler::new(HeadSource::Network(Arc::new(Network::from_package(pkg))), settings.clone(), output);
-    Box::new(CpuBackend { up, name: "cpu", label, model: Some(pkg.name.clone()), extras: Extras::default() })
+    CpuBackend::boxed(up, "cpu", label, Some(pkg.name.clone()))
 }
 
 fn no_model() -> anyhow::Error {

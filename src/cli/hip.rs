@@ -10,7 +10,7 @@ use tessel_model::package::ModelPackage;
 use tessel_model::sequence::Settings;
 use vk_stages::{DeviceShared, Engine, Model, Runner};
 
-use crate::cli::backend::{one_line, Backend};
+use crate::cli::backend::{one_line, Backend, Identity};
 use crate::cli::vulkan::{device_line, VulkanBackend};
 
 /// The runtime (TESSEL_HIP_RUNTIME=auto|hip|cuda picks; default auto) or why there is none.
@@ -53,7 +53,7 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
         tier.name(),
         pkg.name
     );
-    Ok(Box::new(VulkanBackend { runner, label, model: Some(pkg.name.clone()), name: "hip" }))
+    Ok(Box::new(VulkanBackend { runner, id: Identity { name: "hip", label, model: Some(pkg.name.clone()) } }))
 }
 
 /// Whether the native network would run fused matrix-core kernels on the Vulkan device

@@ -13,7 +13,7 @@ use tessel_model::taau::TaauParams;
 use vk_stages::engine::Controls;
 use vk_stages::{Caps, DeviceShared, Model, Runner};
 
-use crate::cli::backend::{Backend, Extras, FrameResult};
+use crate::cli::backend::{Backend, Extras, FrameResult, Identity};
 
 static DEVICE: OnceLock<Result<Arc<DeviceShared>, String>> = OnceLock::new();
 
@@ -42,11 +42,9 @@ pub fn device_line(c: &Caps, path: &NetPath) -> String {
 
 pub struct VulkanBackend {
     pub(crate) runner: Runner,
-    pub(crate) label: String,
-    /// The model package's name (None for the classical TAAU, which runs no network).
-    pub(crate) model: Option<String>,
-    /// "vulkan", or "hip" when the network runs natively between the Vulkan front and back.
-    pub(crate) name: &'static str,
+    /// Named "vulkan", "none" (the classical TAAU, no network), or "hip" when the network runs
+    /// natively between the Vulkan front and back.
+    pub(crate) id: Identity,
 }
 
 /// Loads `pkg` on the device and makes a runner for frames up to `capacity` at `output`. Where
@@ -79,7 +77,7 @@ pub fn open_vulkan(
         }
     };
     let label = format!("network: {why}vulkan on {}, {network}; model '{}'{trained}", device_line(&shared.caps, &model.path), pkg.name);
-    Ok(VulkanBackend { runner, label, model: Some(pkg.name.clone()), name: "vulkan" })
+    Ok(VulkanBackend { runner, id: Identity { name: "vulkan", label, model: Some(pkg.name.clone()) } })
 }
 
 /// The classical TAAU (`--network none`) on the Vulkan device: the engine's front without the
@@ -108,18 +106,12 @@ pub fn open_vulkan_taau(
     runner.controls = Controls::Classic(params);
     let c = &shared.caps;
     let label = format!("network: none ({what}; on Vulkan: {} ({}), shaders/taau.comp; TESSEL_TAAU_GPU=0 for the CPU)", c.name, c.driver);
-    Ok(VulkanBackend { runner, label, model: None, name: "none" })
+    Ok(VulkanBackend { runner, id: Identity { name: "none", label, model: None } })
 }
 
 impl Backend for VulkanBackend {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn label(&self) -> &str {
-        &self.label
-    }
-    fn model(&self) -> Option<&str> {
-        self.model.as_deref()
+    fn identity(&self) -> &Identity {
+        &self.id
     }
     fn on_gpu(&self) -> bool {
         true
