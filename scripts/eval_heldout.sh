@@ -7,7 +7,9 @@
 # TAAU, fixed head, ground truth).
 #   bash scripts/eval_heldout.sh [OUT_DIR] [SIZE] [SEED] [MODEL_DIR]
 # KINDS="light translucent screen thin" scores the hazard kinds instead (default: the five
-# original kinds).
+# original kinds). SCENES=DIR keeps the generated scenes there (DIR/SEED/KIND-RATIO) and reuses
+# them in later runs; BASE=DIR takes the TAAU and fixed-head outputs from an earlier run's OUT_DIR
+# on the same scenes instead of replaying them (a new model then costs one replay per case).
 set -euo pipefail
 OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}; MODEL=${4:-models/tessel-v9}
 T=./target/release/tessel
@@ -16,11 +18,18 @@ mkdir -p "$OUT"
 for ratio in 1.5 2 3; do
   for kind in ${KINDS:-street fabric traffic night mixed}; do
     d="$OUT/$kind-$ratio"
-    $T scene --kind "$kind" --seed "$SEED" --ratio "$ratio" --size "$SIZE" --frames 32 --out "$d/scene" >/dev/null
-    $T replay "$d/scene/frames.json" --network cpu --model "$MODEL" --out "$d/net" >/dev/null 2>&1
-    $T replay "$d/scene/frames.json" --network none --model "$MODEL" --out "$d/taau" >/dev/null 2>&1
-    $T replay "$d/scene/frames.json" --network fixed --model "$MODEL" --out "$d/fixed" >/dev/null 2>&1
-    $T compare "$d/net" "$d/scene/frames.json" --also "$d/taau" --also "$d/fixed" --json "$d/compare.json" --picture "$d/side_by_side.png" --crops-only >/dev/null
+    s="$d/scene"; [ -n "${SCENES:-}" ] && s="$SCENES/$SEED/$SIZE/$kind-$ratio"
+    [ -f "$s/frames.json" ] || $T scene --kind "$kind" --seed "$SEED" --ratio "$ratio" --size "$SIZE" --frames 32 --out "$s" >/dev/null
+    $T replay "$s/frames.json" --network cpu --model "$MODEL" --out "$d/net" >/dev/null 2>&1
+    if [ -n "${BASE:-}" ]; then
+      taau="$BASE/$kind-$ratio/taau"; fixed="$BASE/$kind-$ratio/fixed"
+      [ -d "$taau" ] && [ -d "$fixed" ] || { echo "eval_heldout: BASE=$BASE has no $kind-$ratio/taau and fixed" >&2; exit 1; }
+    else
+      taau="$d/taau"; fixed="$d/fixed"
+      $T replay "$s/frames.json" --network none --model "$MODEL" --out "$taau" >/dev/null 2>&1
+      $T replay "$s/frames.json" --network fixed --model "$MODEL" --out "$fixed" >/dev/null 2>&1
+    fi
+    $T compare "$d/net" "$s/frames.json" --also "$taau" --also "$fixed" --json "$d/compare.json" --picture "$d/side_by_side.png" --crops-only >/dev/null
     echo "done $kind $ratio" >&2
   done
 done
