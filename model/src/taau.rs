@@ -68,15 +68,12 @@ pub struct TaauParams {
     /// Thin-feature locks: a pixel whose luma is a ridge or a valley across the 3 x 3 (along a
     /// row, a column or a diagonal, by more than this share of the 3 x 3's luma range) is
     /// locked...
-    #[serde(default)]
     pub lock_threshold: f32,
     /// ...and a locked pixel's count may grow to this cap (where it is above the motion's cap;
     /// 0: no locks)...
-    #[serde(default)]
     pub lock_cap: f32,
     /// ...while its lock, carried with the history, fades by this factor per frame unless the
     /// ridge is seen again (0: a lock lasts only the frames that see the ridge).
-    #[serde(default)]
     pub lock_decay: f32,
 }
 
@@ -172,6 +169,7 @@ fn thin_feature(l: &[f32; 9], threshold: f32) -> f32 {
 }
 
 /// One output pixel's colour (tonemapped), nearness, count and lock.
+#[derive(Clone, Copy)]
 struct Px {
     color: [f32; 3],
     near: f32,
@@ -311,7 +309,7 @@ pub fn reconstruct(f: &Prepared, hist: &mut TaauHistory, p: &TaauParams) -> Vec<
     if f.reset {
         hist.clear();
     }
-    let mut px: Vec<Px> = (0..w * h).map(|_| Px { color: [0.0; 3], near: 0.0, count: 0.0, lock: 0.0 }).collect();
+    let mut px = vec![Px { color: [0.0; 3], near: 0.0, count: 0.0, lock: 0.0 }; w * h];
     {
         let hr: &TaauHistory = hist;
         px.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
