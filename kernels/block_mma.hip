@@ -28,34 +28,35 @@
 // activations; f32 scores, softmax and accumulation.
 #include "tessel_mma.h"
 
-// Weight matrices in fragment order (include/tessel_mma.h, hip-net/src/weights.rs);
-// vectors (biases, LayerNorm, rpb) as stored.
+// Weight matrices in fragment order (include/tessel_mma.h, hip-net/src/weights.rs); vectors
+// (biases, LayerNorm, rpb) in f32 (`<name>#f32`: the f16 values widened once at upload, so no
+// conversion per use).
 struct BlockArgs {
     float* x;  // [tokens][c], the level's residual stream, updated in place
     const ts_half* qkv_w;
-    const ts_half* qkv_b;
+    const float* qkv_b;
     const ts_half* proj_w;
-    const ts_half* proj_b;
+    const float* proj_b;
     const ts_half* fc1_w;
-    const ts_half* fc1_b;
+    const float* fc1_b;
     const ts_half* fc2_w;
-    const ts_half* fc2_b;
-    const ts_half* norm1_w;
-    const ts_half* norm1_b;
-    const ts_half* norm2_w;
-    const ts_half* norm2_b;
-    const ts_half* rpb;  // [c / 16][225]
+    const float* fc2_b;
+    const float* norm1_w;
+    const float* norm1_b;
+    const float* norm2_w;
+    const float* norm2_b;
+    const float* rpb;  // [c / 16][225]
     // The network's ends (the embed and head variants only; zero otherwise).
     const ts_half* tokens;    // the token buffer, [tokens][16 p] f16
     const ts_half* embed_w;   // [c][16 p]
-    const ts_half* embed_b;
+    const float* embed_b;
     ts_half* head;            // the head buffer, [tokens][128] f16
-    const ts_half* head_norm_w;
-    const ts_half* head_norm_b;
+    const float* head_norm_w;
+    const float* head_norm_b;
     const ts_half* head_w;    // [128][c]
-    const ts_half* head_b;
+    const float* head_b;
     const ts_half* pixel_w;   // pixel_head.weight [8][p] in k = 8 fragment order; null: no per-pixel head path
-    const ts_half* pixel_b;
+    const float* pixel_b;
     ts_uint width;       // level grid, tokens
     ts_uint height;
     ts_uint shift_x;
@@ -67,9 +68,9 @@ struct BlockArgs {
     // expansion adds into.
     float* lower;
     const ts_half* merge_w;   // [c][4 lower_c]
-    const ts_half* merge_b;
+    const float* merge_b;
     const ts_half* expand_w;  // [4 lower_c][c]
-    const ts_half* expand_b;
+    const float* expand_b;
     ts_uint lower_c;     // a multiple of 16
     ts_uint pad;
 };
@@ -84,6 +85,20 @@ struct BlockArgs {
 
 #if defined(TS_HAS_MMA)
 #define TS_BLOCK_THREADS 128
+// The softmax's row sums as a product with a tile of ones (block_attention); 0: as adds.
+#ifndef TS_SOFTMAX_MMA_SUM
+#define TS_SOFTMAX_MMA_SUM 1
+#endif
+#define TS_ONES_F16X2 0x3c003c00u  // two f16 ones
+// The MLP's SiLU on packed f16 pairs through tanh (ts_silu_h2: one special-function
+// instruction per value instead of two, and the pair is already the next product's A register);
+// 0: in f32 through the exponential. On the H200 (BENCHMARKS.md, thirteenth session) it took the
+// network from 0.719 to 0.701 ms at 3840x2160 and the head's agreement from 79.9 to 77.8 dB;
+// tanh in f32 gave 0.708 ms and 79.7 dB, the exponentials as f16 pairs no gain (two
+// special-function instructions per pair on sm_90).
+#ifndef TS_SILU_F16X2
+#define TS_SILU_F16X2 1
+#endif
 #define TS_KEY_STRIDE 24    // halves per key row: conflict-free B reads
 #define TS_VALUE_STRIDE 72  // halves per transposed value row
 // Token and head buffer rows are 128 halves (P = 8): staged per warp in two column halves
@@ -113,7 +128,7 @@ union BlockShared {
 
 // LayerNorm of the warp's two rows per lane (biased variance, f32) as A tiles in f16.
 template <int C>
-TS_INLINE void block_norm(const float xr[C / 8][4], const ts_half* gw, const ts_half* gb, ts_uint t, ts_uint an[C / 16][4]) {
+TS_INLINE void block_norm(const float xr[C / 8][4], const float* gw, const float* gb, ts_uint t, ts_uint an[C / 16][4]) {
     float s0 = 0.0f, s1 = 0.0f;
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
@@ -133,19 +148,19 @@ TS_INLINE void block_norm(const float xr[C / 8][4], const ts_half* gw, const ts_
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
         ts_uint col = 8 * j + 2 * t;
-        ts_half2 gv = *(const ts_half2*)(gw + col), bv = *(const ts_half2*)(gb + col);
-        float g0 = (float)gv.x, g1 = (float)gv.y, b0 = (float)bv.x, b1 = (float)bv.y;
+        ts_float2 gv = *(const ts_float2*)(gw + col), bv = *(const ts_float2*)(gb + col);
+        float g0 = gv.x, g1 = gv.y, b0 = bv.x, b1 = bv.y;
         an[j / 2][(j & 1) * 2] = ts_pack((xr[j][0] - m0) * i0 * g0 + b0, (xr[j][1] - m0) * i0 * g1 + b1);
         an[j / 2][(j & 1) * 2 + 1] = ts_pack((xr[j][2] - m1) * i1 * g0 + b0, (xr[j][3] - m1) * i1 * g1 + b1);
     }
 }
 
 // Accumulators of 8 output columns starting at n0, set to the bias (this lane's two columns as
-// one 4-byte load: vectors are 256-byte aligned and n0 + 2t is even).
-TS_INLINE void bias_tile(float d[4], const ts_half* b, ts_uint n0, ts_uint t) {
-    ts_half2 v = *(const ts_half2*)(b + n0 + 2 * t);
-    d[0] = d[2] = (float)v.x;
-    d[1] = d[3] = (float)v.y;
+// one 8-byte load: vectors are 256-byte aligned and n0 + 2t is even).
+TS_INLINE void bias_tile(float d[4], const float* b, ts_uint n0, ts_uint t) {
+    ts_float2 v = *(const ts_float2*)(b + n0 + 2 * t);
+    d[0] = d[2] = v.x;
+    d[1] = d[3] = v.y;
 }
 
 // Where the workgroup's window starts on the shifted torus: the column and row of its in-window
@@ -181,7 +196,7 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
     float* bias = sm.bias;
     // The embedding variant's stage shares these bytes: every warp is done with it.
     ts_sync();
-    for (ts_uint e = ts_thread_x(); e < H * TS_RPB_ENTRIES; e += TS_BLOCK_THREADS) bias[e] = (float)p.rpb[e];
+    for (ts_uint e = ts_thread_x(); e < H * TS_RPB_ENTRIES; e += TS_BLOCK_THREADS) bias[e] = p.rpb[e];
     ts_uint r0 = warp * 16 + g, r1 = r0 + 8;
     // Query rows r0, r1 sit at (g, 2 warp) and (g, 2 warp + 1) of the window.
     ts_uint iy0 = 2 * warp;
@@ -207,13 +222,10 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
             values[d][r1] = (ts_half)v[nt][2];
             values[d + 1][r1] = (ts_half)v[nt][3];
         }
-        // Queries as an A tile, rounded to f16 like the unfused qkv output; 1/4 is exact.
+        // Queries as an A tile, rounded to f16 like the unfused qkv output and scaled by 1/4: a
+        // power of two, so rounding q / 4 is rounding q, scaled (f16 subnormals aside).
         ts_uint qa[4];
-        {
-            float lo[4] = {(float)(ts_half)q[0][0], (float)(ts_half)q[0][1], (float)(ts_half)q[0][2], (float)(ts_half)q[0][3]};
-            float hi[4] = {(float)(ts_half)q[1][0], (float)(ts_half)q[1][1], (float)(ts_half)q[1][2], (float)(ts_half)q[1][3]};
-            ts_c_to_a(qa, lo, hi, 0.25f, 0.25f);
-        }
+        ts_c_to_a(qa, q[0], q[1], 0.25f, 0.25f);
         ts_sync();
         // Scores of the 64 keys: key j = 8 jt + 2t + e sits at (2t + e, jt).
         float s[8][4];
@@ -239,20 +251,20 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
         m1 = ts_quad_max(m1);
         // exp(s - m) as 2^(s log2 e - m log2 e): one fused multiply-add before the exponential.
         float n0 = -m0 * TS_LOG2E, n1 = -m1 * TS_LOG2E;
-        float l0 = 0.0f, l1 = 0.0f;
 #pragma unroll
         for (int jt = 0; jt < 8; jt++) {
             s[jt][0] = ts_exp2(__builtin_fmaf(s[jt][0], TS_LOG2E, n0));
             s[jt][1] = ts_exp2(__builtin_fmaf(s[jt][1], TS_LOG2E, n0));
             s[jt][2] = ts_exp2(__builtin_fmaf(s[jt][2], TS_LOG2E, n1));
             s[jt][3] = ts_exp2(__builtin_fmaf(s[jt][3], TS_LOG2E, n1));
-            l0 += s[jt][0] + s[jt][1];
-            l1 += s[jt][2] + s[jt][3];
         }
-        l0 = ts_quad_sum(l0);
-        l1 = ts_quad_sum(l1);
-        // O = P V over 4 key tiles, then normalised.
+        // O = P V over 4 key tiles, then normalised. TS_SOFTMAX_MMA_SUM: the row sums come from
+        // the matrix pipe as well, as P times a tile of ones (four products instead of 32 adds and
+        // a quad reduction; they sum the f16 weights that P V uses).
         float o[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+#if TS_SOFTMAX_MMA_SUM
+        float l[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#endif
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
             ts_uint pa[4];
@@ -262,7 +274,22 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
                 const ts_half* vr = &values[8 * nt + g][16 * kk + 2 * t];
                 ts_mma(o[nt], pa, ts_ld2(vr), ts_ld2(vr + 8));
             }
+#if TS_SOFTMAX_MMA_SUM
+            ts_mma(l, pa, TS_ONES_F16X2, TS_ONES_F16X2);
+#endif
         }
+#if TS_SOFTMAX_MMA_SUM
+        float l0 = l[0], l1 = l[2];
+#else
+        float l0 = s[0][0] + s[0][1], l1 = s[0][2] + s[0][3];
+#pragma unroll
+        for (int jt = 1; jt < 8; jt++) {
+            l0 += s[jt][0] + s[jt][1];
+            l1 += s[jt][2] + s[jt][3];
+        }
+        l0 = ts_quad_sum(l0);
+        l1 = ts_quad_sum(l1);
+#endif
         ts_uint oa[4];
         ts_c_to_a(oa, o[0], o[1], ts_rcp(l0), ts_rcp(l1));
         // x += O_h W_proj[:, 16h .. 16h + 16]^T
@@ -298,10 +325,19 @@ TS_INLINE void mlp_chunks(const BlockArgs& p, float xr[C / 8][4], const ts_uint 
             ts_uint n = 16 * (hc0 + c) + 8 * nt;
             bias_tile(hh[nt], p.fc1_b, n, t);
             ts_mma_frag<KT>(hh[nt], an, ts_frag(p.fc1_w, n / 8, KT, 0));
+#if !TS_SILU_F16X2
 #pragma unroll
             for (int e = 0; e < 4; e++) hh[nt][e] = ts_silu(hh[nt][e]);
+#endif
         }
+#if TS_SILU_F16X2
+        ha[c][0] = ts_silu_h2(ts_pack(hh[0][0], hh[0][1]));
+        ha[c][1] = ts_silu_h2(ts_pack(hh[0][2], hh[0][3]));
+        ha[c][2] = ts_silu_h2(ts_pack(hh[1][0], hh[1][1]));
+        ha[c][3] = ts_silu_h2(ts_pack(hh[1][2], hh[1][3]));
+#else
         ts_c_to_a(ha[c], hh[0], hh[1], 1.0f, 1.0f);
+#endif
     }
 #pragma unroll
     for (int c = 0; c < N; c++) {
@@ -479,7 +515,7 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
             bias_tile(d, p.head_b, 8 * nt, t);
             ts_mma_frag<KT>(d, an, ts_frag(p.head_w, nt, KT, 0));
             if (p.pixel_w) {
-                float pb0 = (float)p.pixel_b[2 * t], pb1 = (float)p.pixel_b[2 * t + 1];
+                float pb0 = p.pixel_b[2 * t], pb1 = p.pixel_b[2 * t + 1];
                 d[0] += pb0;
                 d[1] += pb1;
                 d[2] += pb0;
@@ -528,6 +564,36 @@ TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uin
     }
 }
 
+// TS_PREFETCH_L2: lines a block reads late are asked of L2 ahead (ts_prefetch_l2): at the start,
+// the merge's whole gather (then in flight at once, not four k tiles at a time) and the second
+// half of the token rows the embedding reads; before the MLP, the level below's skip that the
+// expansion adds into and the second half of the token rows the head reads (from the start they
+// would leave L2 again before use). 0: no prefetches.
+#ifndef TS_PREFETCH_L2
+#define TS_PREFETCH_L2 1
+#endif
+// What block_prefetch asks for: the lower stream's 2x2 children, or the token rows' second half.
+#define TS_PREFETCH_LOWER 0
+#define TS_PREFETCH_TOKENS 1
+template <int WHAT>
+TS_INLINE void block_prefetch(const BlockArgs& p, WindowOrigin o, ts_uint warp) {
+    if (!TS_PREFETCH_L2) return;
+    ts_uint lane = ts_lane(), r = warp * 16 + lane % 16;
+    if (WHAT == TS_PREFETCH_LOWER) {
+        // The 2x2 children of the warp's 16 tokens: lanes 0-15 children 0 and 2, lanes 16-31
+        // children 1 and 3, each row of lower_c floats in 128-byte lines.
+        ts_uint base = lower_base(p, o, r), cin = p.lower_c;
+        for (ts_uint q = lane / 16; q < 4; q += 2) {
+            const float* row = p.lower + (base + lower_step(p, q)) * cin;
+            for (ts_uint off = 0; off < cin; off += 32) ts_prefetch_l2(row + off);
+        }
+    }
+    if (WHAT == TS_PREFETCH_TOKENS) {
+        // The second 128-byte half of each token row (P = 8): lane l takes token l % 16.
+        if (lane < 16 && TS_TOKEN_PIXELS * p.p == 2 * TS_ROW_WORDS) ts_prefetch_l2((const ts_half*)p.tokens + window_token(p, o, r) * 2 * TS_ROW_WORDS + TS_ROW_WORDS);
+    }
+}
+
 template <int C, int IN, int OUT>
 TS_INLINE void block_body(const BlockArgs& p) {
     ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
@@ -537,6 +603,8 @@ TS_INLINE void block_body(const BlockArgs& p) {
     TS_SHARED __attribute__((aligned(16))) BlockShared<C, STAGED> sm;
     ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0];
     float xr[C / 8][4];
+    if (IN == TS_IN_MERGE) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
+    if (IN == TS_IN_EMBED) block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);
     block_load<C, IN>(p, xr, o, warp, tok0, tok1, g, t, rows);
     ts_uint an[C / 16][4];
     block_norm<C>(xr, p.norm1_w, p.norm1_b, t, an);
@@ -558,8 +626,12 @@ TS_INLINE void block_body(const BlockArgs& p) {
         // The stage shares the attention's bytes: once every warp is done with them, the token
         // rows of the head's first column half load while the MLP runs.
         ts_sync();
-        if (head_staged(p)) rows_copy<TS_ROWS_PREFETCH>(p, o, rows, (ts_half*)p.tokens, warp, 0);
+        if (head_staged(p)) {
+            rows_copy<TS_ROWS_PREFETCH>(p, o, rows, (ts_half*)p.tokens, warp, 0);
+            block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);
+        }
     }
+    if (OUT == TS_OUT_EXPAND) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
     block_mlp<C>(p, xr, an, g, t);
     if (OUT == TS_OUT_HEAD) {
         block_head<C>(p, xr, an, o, warp, tok0, tok1, g, t, rows);
@@ -593,13 +665,15 @@ TS_INLINE void block_body(const BlockArgs& p) {
     TS_BLOCK_VARIANT(merge_, C, TS_IN_MERGE, TS_OUT_STREAM, BOUNDS) \
     TS_BLOCK_VARIANT(expand_, C, TS_IN_STREAM, TS_OUT_EXPAND, BOUNDS) \
     TS_BLOCK_VARIANT(merge_expand_, C, TS_IN_MERGE, TS_OUT_EXPAND, BOUNDS)
-#define TS_BLOCK_ENDS_MMA(C) \
-    TS_BLOCK_VARIANT(embed_, C, TS_IN_EMBED, TS_OUT_STREAM, TS_BLOCK_BOUNDS_NARROW) \
-    TS_BLOCK_VARIANT(head_, C, TS_IN_STREAM, TS_OUT_HEAD, TS_BLOCK_BOUNDS_NARROW)
-TS_BLOCK_ENDS_MMA(16)
-TS_BLOCK_ENDS_MMA(32)
-TS_BLOCK_ENDS_MMA(48)
-TS_BLOCK_ENDS_MMA(64)
+#define TS_BLOCK_ENDS_MMA(C, BOUNDS) \
+    TS_BLOCK_VARIANT(embed_, C, TS_IN_EMBED, TS_OUT_STREAM, BOUNDS) \
+    TS_BLOCK_VARIANT(head_, C, TS_IN_STREAM, TS_OUT_HEAD, BOUNDS)
+// At 16 channels the JIT's own choice for the head kernel was sometimes 48 registers and 92
+// bytes of stack; "one workgroup per SM at least" lets it take the 72 it needs.
+TS_BLOCK_ENDS_MMA(16, TS_BLOCK_BOUNDS_WIDE)
+TS_BLOCK_ENDS_MMA(32, TS_BLOCK_BOUNDS_NARROW)
+TS_BLOCK_ENDS_MMA(48, TS_BLOCK_BOUNDS_NARROW)
+TS_BLOCK_ENDS_MMA(64, TS_BLOCK_BOUNDS_NARROW)
 TS_BLOCK_MMA(16, TS_BLOCK_BOUNDS_NARROW)
 TS_BLOCK_MMA(32, TS_BLOCK_BOUNDS_NARROW)
 TS_BLOCK_MMA(48, TS_BLOCK_BOUNDS_NARROW)

@@ -26,5 +26,5 @@ ls -la .carry/bin
 # and the binaries alone are near that. Carry [".carrypack", ".gl"] and unpack it first:
 #   tar xzf .carrypack/carry.tgz && bash scripts/device_check.sh quick
 mkdir -p .carrypack
-tar czf .carrypack/carry.tgz .carry
+tar czf .carrypack/carry.tgz --exclude .carry/variants .carry  # variants: scripts/device_variants.sh
 ls -la .carrypack

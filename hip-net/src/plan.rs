@@ -287,37 +287,37 @@ impl Builder<'_> {
             let a = BlockArgs {
                 x: self.bufs.x[l],
                 qkv_w: p("qkv.weight#frag"),
-                qkv_b: p("qkv.bias"),
+                qkv_b: p("qkv.bias#f32"),
                 proj_w: p("proj.weight#frag"),
-                proj_b: p("proj.bias"),
+                proj_b: p("proj.bias#f32"),
                 fc1_w: p("fc1.weight#frag"),
-                fc1_b: p("fc1.bias"),
+                fc1_b: p("fc1.bias#f32"),
                 fc2_w: p("fc2.weight#frag"),
-                fc2_b: p("fc2.bias"),
-                norm1_w: p("norm1.weight"),
-                norm1_b: p("norm1.bias"),
-                norm2_w: p("norm2.weight"),
-                norm2_b: p("norm2.bias"),
-                rpb: p("rpb"),
+                fc2_b: p("fc2.bias#f32"),
+                norm1_w: p("norm1.weight#f32"),
+                norm1_b: p("norm1.bias#f32"),
+                norm2_w: p("norm2.weight#f32"),
+                norm2_b: p("norm2.bias#f32"),
+                rpb: p("rpb#f32"),
                 tokens: if embed || pixel { self.bufs.tokens } else { 0 },
                 embed_w: when(embed, "embed.weight#frag"),
-                embed_b: when(embed, "embed.bias"),
+                embed_b: when(embed, "embed.bias#f32"),
                 head: if head { self.bufs.head } else { 0 },
-                head_norm_w: when(head, "head_norm.weight"),
-                head_norm_b: when(head, "head_norm.bias"),
+                head_norm_w: when(head, "head_norm.weight#f32"),
+                head_norm_b: when(head, "head_norm.bias#f32"),
                 head_w: when(head, "head.weight#frag"),
-                head_b: when(head, "head.bias"),
+                head_b: when(head, "head.bias#f32"),
                 pixel_w: when(pixel, "pixel_head.weight#frag8"),
-                pixel_b: when(pixel, "pixel_head.bias"),
+                pixel_b: when(pixel, "pixel_head.bias#f32"),
                 width: w as u32,
                 height: h as u32,
                 hidden: hidden as u32,
                 p: self.cfg.pixel_embed as u32,
                 lower: if merge || expand { self.bufs.x[l - 1] } else { 0 },
                 merge_w: when(merge, &format!("merge{l}.weight#frag")),
-                merge_b: when(merge, &format!("merge{l}.bias")),
+                merge_b: when(merge, &format!("merge{l}.bias#f32")),
                 expand_w: when(expand, &format!("expand{l}.weight#frag")),
-                expand_b: when(expand, &format!("expand{l}.bias")),
+                expand_b: when(expand, &format!("expand{l}.bias#f32")),
                 lower_c: if merge || expand { self.cfg.channels[l - 1] as u32 } else { 0 },
                 ..Default::default()
             };
@@ -423,6 +423,7 @@ mod tests {
             m.insert(s.name.clone(), base);
             m.insert(format!("{}#frag", s.name), base + 256);
             m.insert(format!("{}#frag8", s.name), base + 512);
+            m.insert(format!("{}#f32", s.name), base + 768);
         }
         m
     }
@@ -481,7 +482,7 @@ mod tests {
         assert_eq!((b.kernel, b.grid, b.block), ("tessel_block_mma_c48", ((480 * 272 / 64) as u32, 1, 1), (128, 1, 1)));
         let Args::Block(a, layer) = b.args else { panic!() };
         assert_eq!((a.x, a.hidden, a.width, a.height, a.p, layer), (11, 96, 480, 272, 8, 2));
-        assert_eq!(a.rpb, tensors["enc1.1.rpb"]);
+        assert_eq!(a.rpb, tensors["enc1.1.rpb#f32"]);
         assert_eq!(a.fc2_w, tensors["enc1.1.fc2.weight#frag"]);
         assert_eq!((a.tokens, a.head, a.embed_w, a.head_w, a.pixel_w, a.lower, a.merge_w, a.expand_w), (0, 0, 0, 0, 0, 0, 0, 0), "an inner block takes no ends");
         // enc1.1 is layer 2: at phase 3 its shift is (1, 7) (docs/NETWORK.md's table, even
@@ -493,10 +494,10 @@ mod tests {
         // The merge reads the level below; the expansion adds into it.
         let m = plan.iter().find(|l| l.label == "merge2+mid.0").unwrap();
         let Args::Block(a, 3) = m.args else { panic!() };
-        assert_eq!((m.kernel, a.x, a.lower, a.lower_c, a.merge_w, a.merge_b, a.expand_w), ("tessel_block_merge_mma_c96", 12, 11, 48, tensors["merge2.weight#frag"], tensors["merge2.bias"], 0));
+        assert_eq!((m.kernel, a.x, a.lower, a.lower_c, a.merge_w, a.merge_b, a.expand_w), ("tessel_block_merge_mma_c96", 12, 11, 48, tensors["merge2.weight#frag"], tensors["merge2.bias#f32"], 0));
         let e = plan.iter().find(|l| l.label == "dec1.1+expand1").unwrap();
         let Args::Block(a, 6) = e.args else { panic!() };
-        assert_eq!((e.kernel, a.x, a.lower, a.lower_c, a.expand_w, a.expand_b, a.merge_w), ("tessel_block_expand_mma_c48", 11, 10, 32, tensors["expand1.weight#frag"], tensors["expand1.bias"], 0));
+        assert_eq!((e.kernel, a.x, a.lower, a.lower_c, a.expand_w, a.expand_b, a.merge_w), ("tessel_block_expand_mma_c48", 11, 10, 32, tensors["expand1.weight#frag"], tensors["expand1.bias#f32"], 0));
         let first = &plan[0];
         let Args::Block(e, 0) = first.args else { panic!() };
         assert_eq!((first.kernel, e.tokens, e.embed_w, e.head), ("tessel_block_embed_mma_c32", 1, tensors["embed.weight#frag"], 0));

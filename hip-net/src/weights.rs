@@ -1,6 +1,7 @@
 //! The weights as the kernels read them: the package's tensors in f16 (`ModelPackage::device_blob`,
 //! row-major, for the portable kernels), followed by a fragment-ordered copy of every weight
-//! matrix the matrix-core kernels use (`<name>#frag`, kernels/include/tessel_mma.h).
+//! matrix the matrix-core kernels use (`<name>#frag`, kernels/include/tessel_mma.h) and an f32
+//! copy of every vector (`<name>#f32`).
 //!
 //! Fragment order: a matrix W [n][k] (PyTorch's [out, in]) is the B operand of
 //! `mma.m16n8k16` (16x8, column-major: B[kk][nn] = W[nn][kk]). For each 8-row tile `nt` and
@@ -48,18 +49,29 @@ pub fn fragment_order_k8(w: &[f16], k: usize) -> Vec<u8> {
     out
 }
 
+/// The f16 values of a vector widened to f32 (exact): the fused blocks read biases, LayerNorm
+/// parameters and position biases this way, with no conversion per use.
+pub fn vector_f32(v: &[f16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_f32().to_le_bytes()).collect()
+}
+
 /// The device blob and each tensor's offset in it: every tensor row-major, then `<name>#frag`
-/// for every 2-D weight whose shape allows it and `pixel_head.weight#frag8` where it exists.
+/// for every 2-D weight whose shape allows it, `pixel_head.weight#frag8` where it exists, and
+/// `<name>#f32` for every vector and position-bias table.
 pub fn device_blob(pkg: &ModelPackage) -> (Vec<u8>, HashMap<String, u64>) {
     let (mut blob, mut offsets) = pkg.device_blob();
+    let mut put = |name: String, bytes: Vec<u8>| {
+        offsets.insert(name, blob.len() as u64);
+        blob.extend(bytes);
+        blob.resize(blob.len().div_ceil(256) * 256, 0);
+    };
     for spec in pkg.config.tensor_specs() {
-        let &[n, k] = spec.shape.as_slice() else { continue };
         let w: Vec<f16> = pkg.tensor(&spec.name).data.iter().map(|v| f16::from_f32(*v)).collect();
-        let mut put = |name: String, bytes: Vec<u8>| {
-            offsets.insert(name, blob.len() as u64);
-            blob.extend(bytes);
-            blob.resize(blob.len().div_ceil(256) * 256, 0);
-        };
+        if spec.shape.len() == 1 || spec.name.ends_with(".rpb") {
+            put(format!("{}#f32", spec.name), vector_f32(&w));
+            continue;
+        }
+        let &[n, k] = spec.shape.as_slice() else { continue };
         if n % 8 == 0 && k % 16 == 0 {
             put(format!("{}#frag", spec.name), fragment_order(&w, n, k));
         }
@@ -73,6 +85,14 @@ pub fn device_blob(pkg: &ModelPackage) -> (Vec<u8>, HashMap<String, u64>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vectors_widen_exactly() {
+        let v: Vec<f16> = [0.1f32, -65504.0, 6.0e-8, 1.0].iter().map(|x| f16::from_f32(*x)).collect();
+        let b = vector_f32(&v);
+        let back: Vec<f32> = b.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(back, v.iter().map(|x| x.to_f32()).collect::<Vec<_>>());
+    }
 
     #[test]
     fn fragments_hold_each_lanes_operands() {

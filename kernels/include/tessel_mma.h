@@ -24,10 +24,23 @@ typedef float ts_float2 __attribute__((ext_vector_type(2)));
 
 TS_DEVICE ts_uint ts_lane() { return __nvvm_read_ptx_sreg_laneid(); }
 
-// Two floats rounded to f16 and packed (lo in the low half).
+// Two floats rounded to f16 and packed (lo in the low half): one cvt.rn.f16x2.f32 (sm_80),
+// the first operand going to the high half.
 TS_DEVICE ts_uint ts_pack(float lo, float hi) {
-    ts_half2 h = {(ts_half)lo, (ts_half)hi};
-    return __builtin_bit_cast(ts_uint, h);
+    ts_uint u;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(u) : "f"(hi), "f"(lo));
+    return u;
+}
+
+// SiLU of a packed f16 pair (block_mma.hip's TS_SILU_F16X2): h + h tanh(h), h = x / 2, in f16;
+// tanh.approx.f16x2 (sm_75) is one special-function instruction per value, against two (an
+// exponential and a reciprocal) for x sigmoid(x).
+TS_DEVICE ts_uint ts_silu_h2(ts_uint x) {
+    ts_uint h, t, d;
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h) : "r"(x), "r"(0x38003800u));
+    asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(h));
+    asm("fma.rn.f16x2 %0, %1, %2, %1;" : "=r"(d) : "r"(h), "r"(t));
+    return d;
 }
 
 // Two adjacent halves (4-byte aligned) as one register.
@@ -69,6 +82,10 @@ TS_DEVICE void ts_cp_async16(void* shared_dst, const void* global_src) {
 }
 TS_DEVICE void ts_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 TS_DEVICE void ts_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// Ask L2 for the 128-byte line holding `p` without waiting for it (prefetch.global.L2): the
+// later load finds it there instead of in device memory.
+TS_DEVICE void ts_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 typedef ts_uint ts_uint4 __attribute__((ext_vector_type(4)));
 

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Kernel variants timed side by side on the GPU machine: the native network's test binary
+# (hip-net/tests/network_gpu.rs: head agreement on the golden cases, GPU time per launch and as
+# graphs) built here once per variant, then run there in alternating rounds so that clocks and
+# heat treat every variant alike.
+#
+#   here:   bash scripts/device_variants.sh build NAME='CFLAGS' [NAME='CFLAGS' ...] [NAME=rev:COMMIT]
+#             CFLAGS go to TESSEL_KERNEL_CFLAGS (kernels/build.rs), e.g. tanh='-DTS_SILU_TANH=1';
+#             rev:COMMIT builds that commit's tree in a git worktree (a baseline from before a change).
+#             The binaries go to .carry/variants/NAME and into .carrypack/variants.tgz.
+#   device: tar xzf .carrypack/variants.tgz && bash scripts/device_variants.sh run [ROUNDS]
+#             (carry .carrypack and .gl as for device_check.sh); a table of the medians at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:?build or run}
+shift
+
+build_one() {
+  local name=$1 spec=$2 dir=.carry/variants
+  mkdir -p "$dir"
+  if [[ $spec == rev:* ]]; then
+    local wt=/tmp/tessel-variant-$name
+    rm -rf "$wt"
+    git worktree add --force --detach "$wt" "${spec#rev:}" >/dev/null
+    # The worktree has no .tools of its own: the shaders' compiler comes from this checkout.
+    (cd "$wt" && GLSLANG_VALIDATOR=${GLSLANG_VALIDATOR:-$OLDPWD/.tools/glslang/cmeel.prefix/bin/glslangValidator} CARGO_TARGET_DIR=/tmp/tessel-variant-target cargo test --release -p tessel-hip --test network_gpu --no-run 2>&1 | tail -2)
+    cp "$(ls -t /tmp/tessel-variant-target/release/deps/network_gpu-* | grep -v '\.d$' | head -1)" "$dir/$name"
+    git worktree remove --force "$wt"
+  else
+    TESSEL_KERNEL_CFLAGS="$spec" cargo test --release -p tessel-hip --test network_gpu --no-run 2>&1 | tail -2
+    cp "$(ls -t target/release/deps/network_gpu-* | grep -v '\.d$' | head -1)" "$dir/$name"
+  fi
+  echo "$name: ${spec:-(default flags)}" >> "$dir/VARIANTS"
+}
+
+if [ "$mode" = build ]; then
+  rm -rf .carry/variants
+  for v in "$@"; do build_one "${v%%=*}" "${v#*=}"; done
+  # Leave the default build in target/ as it was.
+  cargo test --release -p tessel-hip --test network_gpu --no-run 2>&1 | tail -1
+  mkdir -p .carrypack
+  tar czf .carrypack/variants.tgz .carry/variants
+  ls -la .carry/variants .carrypack/variants.tgz
+  exit 0
+fi
+
+[ "$mode" = run ] || { echo "usage: $0 build NAME=CFLAGS ... | run [ROUNDS]"; exit 2; }
+set +e  # a variant that fails is reported, and the others still run
+rounds=${1:-2}
+OUT=${OUT:-out/variants}
+mkdir -p "$OUT"
+export TESSEL_GOLDEN_DIR=$PWD/model/tests/golden
+cat .carry/variants/VARIANTS
+names=$(sed 's/:.*//' .carry/variants/VARIANTS)
+# A commit's build looks for the model beside the worktree it was built in.
+for n in $(grep ': rev:' .carry/variants/VARIANTS | sed 's/:.*//'); do ln -sfn "$PWD" /tmp/tessel-variant-$n; done
+for r in $(seq 1 "$rounds"); do
+  for n in $names; do
+    echo "=== $n round $r ($(date -u +%H:%M:%S))"
+    if [ "$r" = 1 ]; then
+      .carry/variants/$n --test-threads=1 --nocapture native_network_matches > "$OUT/golden_$n.log" 2>&1 || echo "FAILED: $n golden"
+      grep -E "registers|worst head" "$OUT/golden_$n.log" | sort -u
+    fi
+    .carry/variants/$n --test-threads=1 --nocapture native_network_gpu_time > "$OUT/time_${n}_$r.log" 2>&1 || echo "FAILED: $n time"
+    grep -E "native network|^  [a-z]" "$OUT/time_${n}_$r.log" | grep -v registers
+  done
+done
+echo
+echo "variant | round: ms as graphs at 3840x2160 (2560x1440) | worst head dB"
+for n in $names; do
+  line="$n |"
+  for r in $(seq 1 "$rounds"); do
+    big=$(grep -oP "native network 3840x2160.*?, \K[0-9.]+(?= ms as graphs)" "$OUT/time_${n}_$r.log" || echo "?")
+    small=$(grep -oP "native network 2560x1440.*?, \K[0-9.]+(?= ms as graphs)" "$OUT/time_${n}_$r.log" || echo "?")
+    line="$line $big ($small)"
+  done
+  echo "$line | $(grep -oP 'worst head: \K[0-9.]+' "$OUT/golden_$n.log" || echo '?')"
+done
