@@ -54,9 +54,8 @@ struct BlockArgs {
     const float* head_norm_w;
     const float* head_norm_b;
     const ts_half* head_w;    // [128][c]
-    const float* head_b;
+    const float* head_b;      // with the per-pixel head path, its bias added per channel (hip-net/src/weights.rs)
     const ts_half* pixel_w;   // pixel_head.weight [8][p] in k = 8 fragment order; null: no per-pixel head path
-    const float* pixel_b;
     ts_uint width;       // level grid, tokens
     ts_uint height;
     ts_uint shift_x;
@@ -85,10 +84,6 @@ struct BlockArgs {
 
 #if defined(TS_HAS_MMA)
 #define TS_BLOCK_THREADS 128
-// The softmax's row sums as a product with a tile of ones (block_attention); 0: as adds.
-#ifndef TS_SOFTMAX_MMA_SUM
-#define TS_SOFTMAX_MMA_SUM 1
-#endif
 #define TS_ONES_F16X2 0x3c003c00u  // two f16 ones
 // The MLP's SiLU on packed f16 pairs through tanh (ts_silu_h2: one special-function
 // instruction per value instead of two, and the pair is already the next product's A register);
@@ -258,13 +253,11 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
             s[jt][2] = ts_exp2(__builtin_fmaf(s[jt][2], TS_LOG2E, n1));
             s[jt][3] = ts_exp2(__builtin_fmaf(s[jt][3], TS_LOG2E, n1));
         }
-        // O = P V over 4 key tiles, then normalised. TS_SOFTMAX_MMA_SUM: the row sums come from
-        // the matrix pipe as well, as P times a tile of ones (four products instead of 32 adds and
-        // a quad reduction; they sum the f16 weights that P V uses).
+        // O = P V over 4 key tiles, then normalised; the row sums come from the matrix pipe as
+        // well, as P times a tile of ones (four products instead of 32 adds and a quad reduction;
+        // they sum the f16 weights that P V uses).
         float o[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
-#if TS_SOFTMAX_MMA_SUM
         float l[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#endif
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
             ts_uint pa[4];
@@ -274,22 +267,9 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
                 const ts_half* vr = &values[8 * nt + g][16 * kk + 2 * t];
                 ts_mma(o[nt], pa, ts_ld2(vr), ts_ld2(vr + 8));
             }
-#if TS_SOFTMAX_MMA_SUM
             ts_mma(l, pa, TS_ONES_F16X2, TS_ONES_F16X2);
-#endif
         }
-#if TS_SOFTMAX_MMA_SUM
         float l0 = l[0], l1 = l[2];
-#else
-        float l0 = s[0][0] + s[0][1], l1 = s[0][2] + s[0][3];
-#pragma unroll
-        for (int jt = 1; jt < 8; jt++) {
-            l0 += s[jt][0] + s[jt][1];
-            l1 += s[jt][2] + s[jt][3];
-        }
-        l0 = ts_quad_sum(l0);
-        l1 = ts_quad_sum(l1);
-#endif
         ts_uint oa[4];
         ts_c_to_a(oa, o[0], o[1], ts_rcp(l0), ts_rcp(l1));
         // x += O_h W_proj[:, 16h .. 16h + 16]^T
@@ -493,20 +473,20 @@ TS_INLINE bool head_staged(const BlockArgs& p) {
 
 // The head of the warp's 16 tokens (HEAD variant): LayerNorm, 128 outputs, the per-pixel head
 // path (output tile nt is pixel nt of the token: one k = 8 product per P/8), rounded to f16,
-// staged in shared memory and written as whole 256-byte token rows.
-template <int C>
+// staged in shared memory and written as whole 256-byte token rows. STAGED (P = 8): the token
+// rows are staged first (half 0 was prefetched before the MLP): pixel nt's embedding is words
+// 4nt .. 4nt+3 of its row, and each lane overwrites exactly the words it read with its head
+// outputs. The per-pixel path's bias is already in head_b.
+template <int C, bool STAGED>
 TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], WindowOrigin o, ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
     constexpr int KT = C / 16;
-    // With P = 8 the token rows are staged first (half 0 was prefetched before the MLP): pixel
-    // nt's embedding is words 4nt .. 4nt+3 of its row, and each lane overwrites exactly the words
-    // it read with its head outputs.
-    bool staged = head_staged(p);
     block_norm<C>(xr, p.head_norm_w, p.head_norm_b, t, an);
+    ts_uint pw = STAGED ? ((const ts_uint*)p.pixel_w)[ts_lane()] : 0;
 #pragma unroll 1
     for (int half = 0; half < 2; half++) {
         // Pixels 0-7 and 8-15 are the two column halves of the rows.
-        if (staged && half == 0) rows_wait();
-        if (staged && half == 1) rows_copy<TS_ROWS_LOAD>(p, o, rows, (ts_half*)p.tokens, warp, half);
+        if (STAGED && half == 0) rows_wait();
+        if (STAGED && half == 1) rows_copy<TS_ROWS_LOAD>(p, o, rows, (ts_half*)p.tokens, warp, half);
 #pragma unroll 4
         for (int n8 = 0; n8 < 8; n8++) {
             int nt = 8 * half + n8;
@@ -514,21 +494,14 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
             float d[4];
             bias_tile(d, p.head_b, 8 * nt, t);
             ts_mma_frag<KT>(d, an, ts_frag(p.head_w, nt, KT, 0));
-            if (p.pixel_w) {
-                float pb0 = p.pixel_b[2 * t], pb1 = p.pixel_b[2 * t + 1];
-                d[0] += pb0;
-                d[1] += pb1;
-                d[2] += pb0;
-                d[3] += pb1;
-                if (staged) {
-                    ts_mma_k8(d, rows[g][w + t], rows[g + 8][w + t], ((const ts_uint*)p.pixel_w)[ts_lane()]);
-                } else {
-                    for (ts_uint kt = 0; kt < p.p / 8; kt++) {
-                        ts_uint q = 8 * kt + 2 * t;
-                        ts_uint a0 = ts_ld2(p.tokens + (tok0 * TS_TOKEN_PIXELS + nt) * p.p + q);
-                        ts_uint a1 = ts_ld2(p.tokens + (tok1 * TS_TOKEN_PIXELS + nt) * p.p + q);
-                        ts_mma_k8(d, a0, a1, ((const ts_uint*)p.pixel_w)[kt * 32 + ts_lane()]);
-                    }
+            if (STAGED) {
+                ts_mma_k8(d, rows[g][w + t], rows[g + 8][w + t], pw);
+            } else if (p.pixel_w) {
+                for (ts_uint kt = 0; kt < p.p / 8; kt++) {
+                    ts_uint q = 8 * kt + 2 * t;
+                    ts_uint a0 = ts_ld2(p.tokens + (tok0 * TS_TOKEN_PIXELS + nt) * p.p + q);
+                    ts_uint a1 = ts_ld2(p.tokens + (tok1 * TS_TOKEN_PIXELS + nt) * p.p + q);
+                    ts_mma_k8(d, a0, a1, ((const ts_uint*)p.pixel_w)[kt * 32 + ts_lane()]);
                 }
             }
             rows[g][w + t] = ts_pack(d[0], d[1]);
@@ -634,7 +607,11 @@ TS_INLINE void block_body(const BlockArgs& p) {
     if (OUT == TS_OUT_EXPAND) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
     block_mlp<C>(p, xr, an, g, t);
     if (OUT == TS_OUT_HEAD) {
-        block_head<C>(p, xr, an, o, warp, tok0, tok1, g, t, rows);
+        if (head_staged(p)) {
+            block_head<C, true>(p, xr, an, o, warp, tok0, tok1, g, t, rows);
+        } else {
+            block_head<C, false>(p, xr, an, o, warp, tok0, tok1, g, t, rows);
+        }
         return;
     }
     if (OUT == TS_OUT_EXPAND) {

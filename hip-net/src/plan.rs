@@ -63,7 +63,7 @@ pub struct AttentionArgs {
 }
 const _: () = assert!(std::mem::size_of::<AttentionArgs>() == 48);
 
-/// `BlockArgs` of kernels/block_mma.hip (264 bytes).
+/// `BlockArgs` of kernels/block_mma.hip (256 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BlockArgs {
@@ -90,7 +90,6 @@ pub struct BlockArgs {
     pub head_w: u64,
     pub head_b: u64,
     pub pixel_w: u64,
-    pub pixel_b: u64,
     pub width: u32,
     pub height: u32,
     pub shift_x: u32,
@@ -105,7 +104,7 @@ pub struct BlockArgs {
     pub lower_c: u32,
     pub _pad: u32,
 }
-const _: () = assert!(std::mem::size_of::<BlockArgs>() == 264);
+const _: () = assert!(std::mem::size_of::<BlockArgs>() == 256);
 
 /// Threads of the fused block kernel: four warps, 16 tokens each.
 pub const BLOCK_MMA_THREADS: u32 = 128;
@@ -306,9 +305,9 @@ impl Builder<'_> {
                 head_norm_w: when(head, "head_norm.weight#f32"),
                 head_norm_b: when(head, "head_norm.bias#f32"),
                 head_w: when(head, "head.weight#frag"),
-                head_b: when(head, "head.bias#f32"),
+                // With the per-pixel head path its bias is in the head's (weights.rs).
+                head_b: if pixel { self.t(crate::weights::HEAD_AND_PIXEL_BIAS) } else { when(head, "head.bias#f32") },
                 pixel_w: when(pixel, "pixel_head.weight#frag8"),
-                pixel_b: when(pixel, "pixel_head.bias#f32"),
                 width: w as u32,
                 height: h as u32,
                 hidden: hidden as u32,
@@ -425,6 +424,7 @@ mod tests {
             m.insert(format!("{}#frag8", s.name), base + 512);
             m.insert(format!("{}#f32", s.name), base + 768);
         }
+        m.insert(crate::weights::HEAD_AND_PIXEL_BIAS.to_string(), 0x0fff_0000);
         m
     }
 
@@ -486,11 +486,11 @@ mod tests {
         assert_eq!(a.fc2_w, tensors["enc1.1.fc2.weight#frag"]);
         assert_eq!((a.tokens, a.head, a.embed_w, a.head_w, a.pixel_w, a.lower, a.merge_w, a.expand_w), (0, 0, 0, 0, 0, 0, 0, 0), "an inner block takes no ends");
         // enc1.1 is layer 2: at phase 3 its shift is (1, 7) (docs/NETWORK.md's table, even
-        // layers); 24 pointers, then the level size and the shifts.
+        // layers); 23 pointers, then the level size and the shifts.
         let bytes = b.arg_bytes(3);
-        assert_eq!(bytes.len(), 264);
-        assert_eq!(u32::from_le_bytes(bytes[200..204].try_into().unwrap()), 1);
-        assert_eq!(u32::from_le_bytes(bytes[204..208].try_into().unwrap()), 7);
+        assert_eq!(bytes.len(), 256);
+        assert_eq!(u32::from_le_bytes(bytes[192..196].try_into().unwrap()), 1);
+        assert_eq!(u32::from_le_bytes(bytes[196..200].try_into().unwrap()), 7);
         // The merge reads the level below; the expansion adds into it.
         let m = plan.iter().find(|l| l.label == "merge2+mid.0").unwrap();
         let Args::Block(a, 3) = m.args else { panic!() };
@@ -504,6 +504,7 @@ mod tests {
         let last = plan.last().unwrap();
         let Args::Block(h, 7) = last.args else { panic!() };
         assert_eq!((last.kernel, h.tokens, h.head, h.head_w, h.pixel_w), ("tessel_block_head_mma_c32", 1, 2, tensors["head.weight#frag"], tensors["pixel_head.weight#frag8"]));
+        assert_eq!(h.head_b, tensors[crate::weights::HEAD_AND_PIXEL_BIAS], "the head's bias holds the per-pixel path's");
         // A width without a fused kernel keeps the five portable launches.
         let odd = NetworkConfig { channels: vec![40, 48, 96], ..cfg.clone() };
         let g = TokenGrid::new(&odd, 640, 360);

@@ -55,9 +55,22 @@ pub fn vector_f32(v: &[f16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_f32().to_le_bytes()).collect()
 }
 
+/// The blob's name for [`head_and_pixel_bias`].
+pub const HEAD_AND_PIXEL_BIAS: &str = "head.bias+pixel_head.bias#f32";
+
+/// The head's bias with the per-pixel head path's added (docs/NETWORK.md §4): head channel
+/// (sy·4 + sx)·8 + k receives `head.bias` of its channel and `pixel_head.bias[k]`, so the fused
+/// head kernel starts its accumulators from one vector. Sums of the f16 values in f32.
+pub fn head_and_pixel_bias(pkg: &ModelPackage) -> Vec<u8> {
+    let f = |name: &str| -> Vec<f32> { pkg.tensor(name).data.iter().map(|v| f16::from_f32(*v).to_f32()).collect() };
+    let (head, pixel) = (f("head.bias"), f("pixel_head.bias"));
+    head.iter().enumerate().flat_map(|(i, b)| (b + pixel[i % pixel.len()]).to_le_bytes()).collect()
+}
+
 /// The device blob and each tensor's offset in it: every tensor row-major, then `<name>#frag`
 /// for every 2-D weight whose shape allows it, `pixel_head.weight#frag8` where it exists, and
-/// `<name>#f32` for every vector and position-bias table.
+/// `<name>#f32` for every vector and position-bias table, and [`HEAD_AND_PIXEL_BIAS`] with the
+/// per-pixel head path.
 pub fn device_blob(pkg: &ModelPackage) -> (Vec<u8>, HashMap<String, u64>) {
     let (mut blob, mut offsets) = pkg.device_blob();
     let mut put = |name: String, bytes: Vec<u8>| {
@@ -79,12 +92,35 @@ pub fn device_blob(pkg: &ModelPackage) -> (Vec<u8>, HashMap<String, u64>) {
             put(format!("{}#frag8", spec.name), fragment_order_k8(&w, k));
         }
     }
+    if pkg.config.pixel_head {
+        put(HEAD_AND_PIXEL_BIAS.to_string(), head_and_pixel_bias(pkg));
+    }
     (blob, offsets)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_head_bias_carries_the_pixel_paths() {
+        let cfg = tessel_model::config::NetworkConfig { pixel_head: true, ..Default::default() };
+        let mut pkg = ModelPackage::untrained(cfg, 7);
+        // Distinct values in every channel (an untrained package's biases may all be zero).
+        for (name, scale) in [("head.bias", 0.01f32), ("pixel_head.bias", -0.5)] {
+            let t = pkg.tensors.get_mut(name).unwrap();
+            t.data.iter_mut().enumerate().for_each(|(i, v)| *v = scale * (i as f32 + 1.0));
+        }
+        let (blob, offsets) = device_blob(&pkg);
+        let at = offsets[HEAD_AND_PIXEL_BIAS] as usize;
+        let f = |name: &str, i: usize| f16::from_f32(pkg.tensor(name).data[i]).to_f32();
+        for i in [0, 7, 8, 13, 127] {
+            let v = f32::from_le_bytes(blob[at + 4 * i..at + 4 * i + 4].try_into().unwrap());
+            assert_eq!(v, f("head.bias", i) + f("pixel_head.bias", i % 8), "channel {i}");
+        }
+        let plain = ModelPackage::untrained(tessel_model::config::NetworkConfig { pixel_head: false, ..Default::default() }, 7);
+        assert!(!device_blob(&plain).1.contains_key(HEAD_AND_PIXEL_BIAS));
+    }
 
     #[test]
     fn vectors_widen_exactly() {
