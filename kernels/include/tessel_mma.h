@@ -32,15 +32,13 @@ TS_DEVICE ts_uint ts_pack(float lo, float hi) {
     return u;
 }
 
-// SiLU of a packed f16 pair (block_mma.hip's TS_SILU_F16X2): h + h tanh(h), h = x / 2, in f16;
-// tanh.approx.f16x2 (sm_75) is one special-function instruction per value, against two (an
-// exponential and a reciprocal) for x sigmoid(x).
-TS_DEVICE ts_uint ts_silu_h2(ts_uint x) {
-    ts_uint h, t, d;
-    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h) : "r"(x), "r"(0x38003800u));
-    asm("tanh.approx.f16x2 %0, %1;" : "=r"(t) : "r"(h));
-    asm("fma.rn.f16x2 %0, %1, %2, %1;" : "=r"(d) : "r"(h), "r"(t));
-    return d;
+// SiLU as x sigmoid(x) = h + h tanh(h), h = x / 2 (block_mma.hip's TS_SILU_MODE): tanh.approx
+// (sm_75) is one special-function instruction per value, against two (an exponential and a
+// reciprocal) for x / (1 + exp(-x)).
+TS_DEVICE float ts_silu_tanh(float x) {
+    float h = 0.5f * x, t;
+    asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(h));
+    return __builtin_fmaf(h, t, h);
 }
 
 // Two adjacent halves (4-byte aligned) as one register.

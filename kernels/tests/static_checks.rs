@@ -102,3 +102,74 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
         assert_eq!(info.max_threads, 128, "{k}");
     }
 }
+
+/// The ptxas of the CUDA toolkit (PyPI's nvidia-cuda-nvcc-cu12, which scripts/setup.sh installs
+/// into .tools/ptxas), `TESSEL_PTXAS`, or one on PATH.
+fn ptxas() -> Option<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let candidates = [
+        std::env::var_os("TESSEL_PTXAS").map(std::path::PathBuf::from),
+        Some(root.join(".tools/ptxas/nvidia/cuda_nvcc/bin/ptxas")),
+        Some(std::path::PathBuf::from("ptxas")),
+    ];
+    candidates.into_iter().flatten().find(|p| std::process::Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success()))
+}
+
+/// What `ptxas -v` reports per kernel: (name, registers, stack frame bytes, spill store bytes).
+fn ptxas_report(text: &str) -> Vec<(String, u32, u32, u32)> {
+    let mut out: Vec<(String, u32, u32, u32)> = Vec::new();
+    let num = |l: &str, before: &str| -> Option<u32> { l.split(before).next()?.split_whitespace().last()?.parse().ok() };
+    for l in text.lines() {
+        if let Some(rest) = l.split("Compiling entry function '").nth(1) {
+            out.push((rest.split('\'').next().unwrap_or("").to_string(), 0, 0, 0));
+        } else if let Some(k) = out.last_mut() {
+            if l.contains("bytes stack frame") {
+                k.2 = num(l, " bytes stack frame").unwrap_or(u32::MAX);
+                k.3 = num(l, " bytes spill stores").unwrap_or(u32::MAX);
+            } else if l.contains("Used ") {
+                k.1 = l.split("Used ").nth(1).and_then(|r| r.split_whitespace().next()).and_then(|v| v.parse().ok()).unwrap_or(u32::MAX);
+            }
+        }
+    }
+    out
+}
+
+/// The PTX assembled offline for its own target, as the CUDA driver's JIT does at load: every
+/// matrix kernel without spills and with at most 16 bytes of stack (hip-net/tests/network_gpu.rs
+/// asserts the same of the driver's JIT on the device). The registers go to the log. The JIT of
+/// a given driver may choose a little differently; this catches a kernel that does not fit
+/// before a device run does.
+#[test]
+fn nvidia_matrix_kernels_assemble_without_spills() {
+    let Some(ptxas) = ptxas() else {
+        println!("skipped: no ptxas (scripts/setup.sh installs it into .tools/ptxas; or set TESSEL_PTXAS)");
+        return;
+    };
+    for target in ["sm_80", "sm_90"] {
+        let c = code_object(target).unwrap();
+        let dir = std::env::temp_dir().join(format!("tessel-ptxas-{}-{target}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ptx = dir.join("kernels.ptx");
+        std::fs::write(&ptx, &c.bytes[..c.bytes.len() - 1]).unwrap();
+        let out = std::process::Command::new(&ptxas).args(["-v", "-O3", &format!("-arch={target}")]).arg(&ptx).arg("-o").arg(dir.join("kernels.cubin")).output().unwrap();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(out.status.success(), "ptxas failed on the {target} PTX:\n{log}");
+        let report = ptxas_report(&log);
+        assert!(report.len() >= c.kernels.len(), "{target}: ptxas reported {} kernels of {}", report.len(), c.kernels.len());
+        for (name, regs, stack, spills) in &report {
+            if !name.contains("_mma_") {
+                continue;
+            }
+            println!("{target} {name}: {regs} registers, {stack} bytes of stack, {spills} bytes of spill stores");
+            assert!(*regs > 0 && *regs <= 255, "{target} {name}: {regs} registers");
+            assert!(*stack <= 16 && *spills <= 16, "{target} {name}: {stack} bytes of stack, {spills} of spill stores");
+        }
+    }
+}
+
+#[test]
+fn ptxas_reports_are_read() {
+    let log = "ptxas info    : Compiling entry function 'tessel_block_mma_c48' for 'sm_90'\nptxas info    : Function properties for tessel_block_mma_c48\n    8 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\nptxas info    : Used 104 registers, used 1 barriers, 10752 bytes smem\n";
+    assert_eq!(ptxas_report(log), vec![("tessel_block_mma_c48".to_string(), 104, 8, 4)]);
+}
