@@ -261,12 +261,14 @@ def ratio_weights(text):
     return w
 
 
-def frame_loss(o, g, prev_o, prev_g):
+def frame_loss(o, g, prev_o, prev_g, temporal=0.1):
+    """Log MSE against the ground truth, plus `temporal` times the log MSE of the frame-to-frame
+    change against the ground truth's change (flicker the ground truth does not have)."""
     mse = ((o - g) ** 2).mean(dim=(1, 2, 3))
     loss = torch.log(mse + 1e-5).mean()
     if prev_o is not None:
         d = (o - prev_o) - (g - prev_g)
-        loss = loss + 0.1 * torch.log((d ** 2).mean(dim=(1, 2, 3)) + 1e-5).mean()
+        loss = loss + temporal * torch.log((d ** 2).mean(dim=(1, 2, 3)) + 1e-5).mean()
     return loss
 
 
@@ -302,6 +304,8 @@ def parse_args():
     ap.add_argument("--ema", type=float, default=None, metavar="DECAY",
                     help="also keep an exponential moving average of the weights (e.g. 0.999; default off, a resumed run keeps "
                          "its checkpoint's); it is validated beside the raw weights and the package gets whichever validated best")
+    ap.add_argument("--temporal-weight", type=float, default=0.1, metavar="W",
+                    help="weight of the temporal term of the loss (the log MSE of the frame-to-frame change against the ground truth's)")
     ap.add_argument("--exp-early-weight", type=float, default=1.0, metavar="W",
                     help="experiment: the loss of the first 8 frames after a reset weighs W times as much as the later ones (default 1: all alike)")
     ap.add_argument("--spp", type=int, default=16, help="ground-truth samples per pixel")
@@ -433,7 +437,7 @@ class Trainer:
         loss = 0.0
         po, pgt = prev
         for t, o, gt in zip(range(c * a.chunk, (c + 1) * a.chunk), outs, gts):
-            loss = loss + frame_loss(o, gt, po, pgt) * (a.exp_early_weight if t < EARLY_FRAMES else 1.0)
+            loss = loss + frame_loss(o, gt, po, pgt, a.temporal_weight) * (a.exp_early_weight if t < EARLY_FRAMES else 1.0)
             po, pgt = o, gt
         loss = loss / len(outs)
         self.opt.zero_grad(set_to_none=True)
@@ -601,7 +605,7 @@ def main():
                 complete=not stopped_early, shipped_step=tr.best["step"], shipped_weights=tr.best.get("weights", "raw"),
                 weight_average=tr.ema.decay if tr.ema else None, train_seconds=round(tr.seconds(), 1),
                 data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
-                tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, early_weight=a.exp_early_weight, validation=res,
+                tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, early_weight=a.exp_early_weight, temporal_weight=a.temporal_weight, validation=res,
                 initialised_from=tr.init, baseline_search=tr.search)
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
