@@ -111,7 +111,7 @@ template <int C>
 struct AttnShared {
     ts_uint keys[TS_WINDOW_TOKENS][TS_KEY_STRIDE / 2];  // pairs of halves
     ts_half values[TS_HEAD_DIM][TS_VALUE_STRIDE];
-    float bias[(C / 16) * TS_RPB_ENTRIES];
+    float bias[((C / 16) * TS_RPB_ENTRIES + 3) / 4 * 4];  // whole 16-byte pieces
 };
 
 // A workgroup's shared memory: the attention's, or (the ends only, STAGED = 4 warps) the token
@@ -192,7 +192,12 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
     float* bias = sm.bias;
     // The embedding variant's stage shares these bytes: every warp is done with it.
     ts_sync();
-    for (ts_uint e = ts_thread_x(); e < H * TS_RPB_ENTRIES; e += TS_BLOCK_THREADS) bias[e] = p.rpb[e];
+    // The level's position-bias tables go to shared memory by cp.async, in 16-byte pieces (the
+    // last one reads into the weight blob's padding: every tensor starts 256-byte aligned): the
+    // copy runs while head 0's products do, and head 0 waits for it before its barrier.
+    constexpr ts_uint RPB_PIECES = (H * TS_RPB_ENTRIES + 3) / 4;
+    for (ts_uint e = ts_thread_x(); e < RPB_PIECES; e += TS_BLOCK_THREADS) ts_cp_async16(bias + 4 * e, p.rpb + 4 * e);
+    ts_cp_async_commit();
     ts_uint r0 = warp * 16 + g, r1 = r0 + 8;
     // Query rows r0, r1 sit at (g, 2 warp) and (g, 2 warp + 1) of the window.
     ts_uint iy0 = 2 * warp;
@@ -222,6 +227,7 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
         // power of two, so rounding q / 4 is rounding q, scaled (f16 subnormals aside).
         ts_uint qa[4];
         ts_c_to_a(qa, q[0], q[1], 0.25f, 0.25f);
+        if (h == 0) ts_cp_async_wait_all();
         ts_sync();
         // Scores of the 64 keys: key j = 8 jt + 2t + e sits at (2t + e, jt).
         float s[8][4];
