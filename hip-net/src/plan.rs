@@ -195,8 +195,9 @@ impl Builder<'_> {
         *self.tensors.get(name).unwrap_or_else(|| panic!("tensor '{name}' is not uploaded"))
     }
 
-    /// A linear layer; `norm`: the LayerNorm (tensor prefix) its input rows go through first.
-    fn linear(&mut self, l: &LinearSpec, prefix: &str, x: u64, y: u64, tokens: usize, width: usize, norm: Option<&str>) {
+    /// A linear layer from buffer x to buffer y over `tokens` tokens of a grid `width` wide;
+    /// `norm`: the LayerNorm (tensor prefix) its input rows go through first.
+    fn linear(&mut self, l: &LinearSpec, prefix: &str, (x, y): (u64, u64), (tokens, width): (usize, usize), norm: Option<&str>) {
         assert_eq!(norm.is_some(), l.ln == 1, "{prefix}: LayerNorm flag and tensors disagree");
         let (gamma, beta) = norm.map_or((0, 0), |n| (self.t(&format!("{n}.weight")), self.t(&format!("{n}.bias"))));
         let head = l.mode == (flags::MODE_HEAD >> flags::MODE_SHIFT) && self.cfg.pixel_head;
@@ -357,14 +358,14 @@ impl Builder<'_> {
         assert_eq!(ends, BlockEnds::INNER, "{n}: no fused kernel takes the network's ends");
         let (x, qkv, attn, hid) = (self.bufs.x[l], self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
         let (lq, lp, l1, l2) = (self.layers.qkv[l], self.layers.proj[l], self.layers.fc1[l], self.layers.fc2[l]);
-        self.linear(&lq, &format!("{n}.qkv"), x, qkv, t, w, Some(&format!("{n}.norm1")));
+        self.linear(&lq, &format!("{n}.qkv"), (x, qkv), (t, w), Some(&format!("{n}.norm1")));
         let a = AttentionArgs { qkv, out: attn, rpb: self.t(&format!("{n}.rpb")), width: w as u32, height: h as u32, c: c as u32, ..Default::default() };
         let grid = ((t / WINDOW_TOKENS) as u32, (c / HEAD_DIM) as u32, 1);
         let cost = Cost { bytes: t as u64 * 4 * c as u64 * 2, flops: 2 * t as u64 * 2 * WINDOW_TOKENS as u64 * c as u64 };
         self.out.push(Launch { label: format!("{n}.attention"), kernel: "tessel_attention", grid, block: (WINDOW_TOKENS as u32, 1, 1), args: Args::Attention(a, b.layer), cost });
-        self.linear(&lp, &format!("{n}.proj"), attn, x, t, w, None);
-        self.linear(&l1, &format!("{n}.fc1"), x, hid, t, w, Some(&format!("{n}.norm2")));
-        self.linear(&l2, &format!("{n}.fc2"), hid, x, t, w, None);
+        self.linear(&lp, &format!("{n}.proj"), (attn, x), (t, w), None);
+        self.linear(&l1, &format!("{n}.fc1"), (x, hid), (t, w), Some(&format!("{n}.norm2")));
+        self.linear(&l2, &format!("{n}.fc2"), (hid, x), (t, w), None);
     }
 }
 
@@ -387,22 +388,22 @@ pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &Ha
         match ops[i].clone() {
             NetOp::Embed => {
                 let l = b.layers.embed;
-                b.linear(&l, "embed", bufs.tokens, bufs.x[0], w0 * h0, w0, None);
+                b.linear(&l, "embed", (bufs.tokens, bufs.x[0]), (w0 * h0, w0), None);
             }
             NetOp::Block(bs) => b.block(&bs, BlockEnds::INNER),
             NetOp::Merge(l) => {
                 let (w1, h1) = grid.level_dims(l + 1);
                 let spec = b.layers.merge[l];
-                b.linear(&spec, &format!("merge{}", l + 1), bufs.x[l], bufs.x[l + 1], w1 * h1, w1, None);
+                b.linear(&spec, &format!("merge{}", l + 1), (bufs.x[l], bufs.x[l + 1]), (w1 * h1, w1), None);
             }
             NetOp::Expand(l) => {
                 let (w1, h1) = grid.level_dims(l + 1);
                 let spec = b.layers.expand[l];
-                b.linear(&spec, &format!("expand{}", l + 1), bufs.x[l + 1], bufs.x[l], w1 * h1, w1, None);
+                b.linear(&spec, &format!("expand{}", l + 1), (bufs.x[l + 1], bufs.x[l]), (w1 * h1, w1), None);
             }
             NetOp::Head => {
                 let l = b.layers.head;
-                b.linear(&l, "head", bufs.x[0], bufs.head, w0 * h0, w0, Some("head_norm"));
+                b.linear(&l, "head", (bufs.x[0], bufs.head), (w0 * h0, w0), Some("head_norm"));
             }
         }
         i += 1;

@@ -120,8 +120,9 @@ impl PlanBuilder<'_> {
         self.steps.push(Step { pipeline, push, groups, shift_layer: None, profile_label: Some(label), cost });
     }
 
-    /// A linear layer; `norm`: the LayerNorm (tensor prefix) its input rows go through first.
-    fn linear(&mut self, l: &LinearSpec, x: u64, y: u64, prefix: &str, tokens: usize, width: usize, aux: [u64; 3], norm: Option<&str>) {
+    /// A linear layer from buffer x to buffer y over `tokens` tokens of a grid `width` wide;
+    /// `norm`: the LayerNorm (tensor prefix) its input rows go through first.
+    fn linear(&mut self, l: &LinearSpec, (x, y): (u64, u64), prefix: &str, (tokens, width): (usize, usize), aux: [u64; 3], norm: Option<&str>) {
         let m = self.model;
         assert_eq!(norm.is_some(), l.ln == 1, "{prefix}: LayerNorm flag and tensors disagree");
         let (g, be) = match norm {
@@ -179,15 +180,15 @@ impl PlanBuilder<'_> {
         let x = self.bufs.x[level];
         let (qkv, attn, hidden) = (self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
         let none = [0u64; 3];
-        self.linear(&ly.qkv[level], x, qkv, &format!("{name}.qkv"), t, w, none, Some(&format!("{name}.norm1")));
+        self.linear(&ly.qkv[level], (x, qkv), &format!("{name}.qkv"), (t, w), none, Some(&format!("{name}.norm1")));
         let push = Push::new().u64(qkv).u64(attn).u64(m.tensor(&format!("{name}.rpb"))).u32(w as u32).u32(h as u32).u32(0).u32(0);
         let windows = (t / b::WINDOW_TOKENS as usize) as u32;
         let cost = Cost { bytes: t as u64 * 4 * c as u64 * 2, flops: 2 * t as u64 * 2 * b::WINDOW_TOKENS as u64 * c as u64 };
         self.push_step(&Variant::new("attention", &[c as u32]), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"), cost);
         self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, ATTENTION_SHIFT_OFFSET));
-        self.linear(&ly.proj[level], attn, x, &format!("{name}.proj"), t, w, none, None);
-        self.linear(&ly.fc1[level], x, hidden, &format!("{name}.fc1"), t, w, none, Some(&format!("{name}.norm2")));
-        self.linear(&ly.fc2[level], hidden, x, &format!("{name}.fc2"), t, w, none, None);
+        self.linear(&ly.proj[level], (attn, x), &format!("{name}.proj"), (t, w), none, None);
+        self.linear(&ly.fc1[level], (x, hidden), &format!("{name}.fc1"), (t, w), none, Some(&format!("{name}.norm2")));
+        self.linear(&ly.fc2[level], (hidden, x), &format!("{name}.fc2"), (t, w), none, None);
     }
 
     /// The whole network in execution order (docs/NETWORK.md §4).
@@ -198,22 +199,22 @@ impl PlanBuilder<'_> {
         let (w0, h0) = self.dims[0];
         for op in cfg.ops() {
             match op {
-                NetOp::Embed => self.linear(&m.layers.embed, self.bufs.tokens, self.bufs.x[0], "embed", w0 * h0, w0, none, None),
+                NetOp::Embed => self.linear(&m.layers.embed, (self.bufs.tokens, self.bufs.x[0]), "embed", (w0 * h0, w0), none, None),
                 NetOp::Block(bs) => self.block(&bs),
                 NetOp::Merge(l) => {
                     let (w1, h1) = self.dims[l + 1];
                     let (xa, xb) = (self.bufs.x[l], self.bufs.x[l + 1]);
-                    self.linear(&m.layers.merge[l], xa, xb, &format!("merge{}", l + 1), w1 * h1, w1, none, None);
+                    self.linear(&m.layers.merge[l], (xa, xb), &format!("merge{}", l + 1), (w1 * h1, w1), none, None);
                 }
                 NetOp::Expand(l) => {
                     let (w1, h1) = self.dims[l + 1];
                     let (xa, xb) = (self.bufs.x[l + 1], self.bufs.x[l]);
-                    self.linear(&m.layers.expand[l], xa, xb, &format!("expand{}", l + 1), w1 * h1, w1, none, None);
+                    self.linear(&m.layers.expand[l], (xa, xb), &format!("expand{}", l + 1), (w1 * h1, w1), none, None);
                 }
                 NetOp::Head => {
                     let (x0, head, tokens) = (self.bufs.x[0], self.bufs.head, self.bufs.tokens);
                     let aux = if cfg.pixel_head { [tokens, m.tensor("pixel_head.weight"), m.tensor("pixel_head.bias")] } else { none };
-                    self.linear(&m.layers.head, x0, head, "head", w0 * h0, w0, aux, Some("head_norm"));
+                    self.linear(&m.layers.head, (x0, head), "head", (w0 * h0, w0), aux, Some("head_norm"));
                 }
             }
         }
