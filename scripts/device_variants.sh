@@ -5,7 +5,7 @@
 # heat treat every variant alike.
 #
 #   here:   bash scripts/device_variants.sh build NAME='CFLAGS' [NAME='CFLAGS' ...] [NAME=rev:COMMIT]
-#             CFLAGS go to TESSEL_KERNEL_CFLAGS (kernels/build.rs), e.g. tanh='-DTS_SILU_TANH=1';
+#             CFLAGS go to TESSEL_KERNEL_CFLAGS (kernels/build.rs), e.g. exp='-DTS_SILU_MODE=0';
 #             rev:COMMIT builds that commit's tree in a git worktree (a baseline from before a change).
 #             The binaries go to .carry/variants/NAME and into .carrypack/variants.tgz.
 #             EXTRA="split_gpu in_vulkan_gpu" builds those test binaries as well (NAME.split_gpu,
