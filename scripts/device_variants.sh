@@ -18,8 +18,11 @@ cd "$(dirname "$0")/.."
 mode=${1:?build or run}
 shift
 
+# newest TARGET_DIR TEST: the newest build of a test binary (cargo names them with a hash).
+newest() { ls -t "$1"/release/deps/"$2"-* | grep -v '\.d$' | head -1; }
+
 build_one() {
-  local name=$1 spec=$2 dir=.carry/variants
+  local name=$1 spec=$2 dir=.carry/variants t
   mkdir -p "$dir"
   if [[ $spec == rev:* ]]; then
     local wt=/tmp/tessel-variant-$name
@@ -27,15 +30,13 @@ build_one() {
     git worktree add --force --detach "$wt" "${spec#rev:}" >/dev/null
     # The worktree has no .tools of its own: the shaders' compiler comes from this checkout.
     (cd "$wt" && GLSLANG_VALIDATOR=${GLSLANG_VALIDATOR:-$OLDPWD/.tools/glslang/cmeel.prefix/bin/glslangValidator} CARGO_TARGET_DIR=/tmp/tessel-variant-target cargo test --release -p tessel-hip --test network_gpu --no-run 2>&1 | tail -2)
-    cp "$(ls -t /tmp/tessel-variant-target/release/deps/network_gpu-* | grep -v '\.d$' | head -1)" "$dir/$name"
+    cp "$(newest /tmp/tessel-variant-target network_gpu)" "$dir/$name"
     git worktree remove --force "$wt"
   else
-    TESSEL_KERNEL_CFLAGS="$spec" cargo test --release -p tessel-hip --test network_gpu --no-run 2>&1 | tail -2
-    cp "$(ls -t target/release/deps/network_gpu-* | grep -v '\.d$' | head -1)" "$dir/$name"
-    for t in ${EXTRA:-}; do
-      TESSEL_KERNEL_CFLAGS="$spec" cargo test --release -p tessel-hip --test "$t" --no-run 2>&1 | tail -1
-      cp "$(ls -t target/release/deps/$t-* | grep -v '\.d$' | head -1)" "$dir/$name.$t"
-    done
+    # One build of every test binary the variant needs.
+    TESSEL_KERNEL_CFLAGS="$spec" cargo test --release -p tessel-hip --test network_gpu ${EXTRA:+$(printf -- '--test %s ' $EXTRA)} --no-run 2>&1 | tail -2
+    cp "$(newest target network_gpu)" "$dir/$name"
+    for t in ${EXTRA:-}; do cp "$(newest target "$t")" "$dir/$name.$t"; done
   fi
   echo "$name: ${spec:-(default flags)}" >> "$dir/VARIANTS"
 }
