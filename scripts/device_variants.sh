@@ -6,7 +6,9 @@
 #
 #   here:   bash scripts/device_variants.sh build NAME='CFLAGS' [NAME='CFLAGS' ...] [NAME=rev:COMMIT]
 #             CFLAGS go to TESSEL_KERNEL_CFLAGS (kernels/build.rs), e.g. exp='-DTS_SILU_MODE=0';
-#             rev:COMMIT builds that commit's tree in a git worktree (a baseline from before a change).
+#             rev:COMMIT builds that commit's tree in a git worktree (a baseline from before a change);
+#             env:VAR=VALUE runs the default build with that environment (a run-time switch,
+#             e.g. rows1=env:TESSEL_HIP_ROW_TILES=1).
 #             The binaries go to .carry/variants/NAME and into .carrypack/variants.tgz.
 #             EXTRA="split_gpu in_vulkan_gpu" builds those test binaries as well (NAME.split_gpu,
 #             NAME.in_vulkan_gpu): their long sequences against the shaders' network show drift
@@ -33,8 +35,10 @@ build_one() {
     cp "$(newest /tmp/tessel-variant-target network_gpu)" "$dir/$name"
     git worktree remove --force "$wt"
   else
-    # One build of every test binary the variant needs.
-    TESSEL_KERNEL_CFLAGS="$spec" cargo test --release -p tessel-hip --test network_gpu ${EXTRA:+$(printf -- '--test %s ' $EXTRA)} --no-run 2>&1 | tail -2
+    # One build of every test binary the variant needs (env: the default flags).
+    local flags=$spec
+    [[ $spec == env:* ]] && flags=
+    TESSEL_KERNEL_CFLAGS="$flags" cargo test --release -p tessel-hip --test network_gpu ${EXTRA:+$(printf -- '--test %s ' $EXTRA)} --no-run 2>&1 | tail -2
     cp "$(newest target network_gpu)" "$dir/$name"
     for t in ${EXTRA:-}; do cp "$(newest target "$t")" "$dir/$name.$t"; done
   fi
@@ -63,21 +67,26 @@ names=$(sed 's/:.*//' .carry/variants/VARIANTS)
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 # A commit's build looks for the model beside the worktree it was built in.
 for n in $(grep ': rev:' .carry/variants/VARIANTS | sed 's/:.*//'); do ln -sfn "$PWD" /tmp/tessel-variant-$n; done
+# The environment a variant runs with (env:VAR=VALUE variants), as `env` arguments.
+variant_env() { sed -n "s/^$1: env://p" .carry/variants/VARIANTS; }
+# A command of variant $n, in its environment.
+# shellcheck disable=SC2046
+run_variant() { env $(variant_env "$n") "$@"; }
 for r in $(seq 1 "$rounds"); do
   for n in $names; do
     echo "=== $n round $r ($(date -u +%H:%M:%S))"
     if [ "$r" = 1 ]; then
-      .carry/variants/$n --test-threads=1 --nocapture native_network_matches > "$OUT/golden_$n.log" 2>&1 || echo "FAILED: $n golden"
+      run_variant .carry/variants/$n --test-threads=1 --nocapture native_network_matches > "$OUT/golden_$n.log" 2>&1 || echo "FAILED: $n golden"
       grep -E "registers|worst head" "$OUT/golden_$n.log" | sort -u
     fi
-    .carry/variants/$n --test-threads=1 --nocapture native_network_gpu_time > "$OUT/time_${n}_$r.log" 2>&1 || echo "FAILED: $n time"
+    run_variant .carry/variants/$n --test-threads=1 --nocapture native_network_gpu_time > "$OUT/time_${n}_$r.log" 2>&1 || echo "FAILED: $n time"
     grep -E "native network|^  [a-z]" "$OUT/time_${n}_$r.log" | grep -v registers
     if [ "$r" = 1 ] && [ -x .carry/variants/$n.split_gpu ]; then
-      .carry/variants/$n.split_gpu --test-threads=1 --nocapture split_frame_with > "$OUT/split_$n.log" 2>&1 || echo "FAILED: $n split"
+      run_variant .carry/variants/$n.split_gpu --test-threads=1 --nocapture split_frame_with > "$OUT/split_$n.log" 2>&1 || echo "FAILED: $n split"
       grep -E "1,000 frames" "$OUT/split_$n.log"
     fi
     if [ "$r" = 1 ] && [ -x .carry/variants/$n.in_vulkan_gpu ]; then
-      .carry/variants/$n.in_vulkan_gpu --test-threads=1 --nocapture native_network_in_vulkan_matches_the_shaders > "$OUT/in_vulkan_$n.log" 2>&1 || echo "FAILED: $n in_vulkan"
+      run_variant .carry/variants/$n.in_vulkan_gpu --test-threads=1 --nocapture native_network_in_vulkan_matches_the_shaders > "$OUT/in_vulkan_$n.log" 2>&1 || echo "FAILED: $n in_vulkan"
       grep -E "300 frames" "$OUT/in_vulkan_$n.log"
     fi
   done

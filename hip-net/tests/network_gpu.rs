@@ -107,7 +107,10 @@ fn native_network_gpu_time() {
 /// The path the network runs and, on the CUDA driver, what its JIT gave each kernel. A fused
 /// block keeps its residual and tiles in registers by design: the JIT may keep a few words on
 /// the stack (it put 8 bytes of tessel_block_mma_c48 there on the H200), never the tiles.
+/// TESSEL_SPILL_LIMIT (bytes, default 16) raises the limit for an experiment that times a build
+/// which spills (scripts/device_variants.sh).
 fn report_kernels(net: &Network) {
+    let limit: i32 = std::env::var("TESSEL_SPILL_LIMIT").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
     match net.matrix() {
         Ok(m) => println!("matrix path: {} (fused blocks)", m.describe()),
         Err(why) => println!("matrix path: {why}; portable kernels"),
@@ -115,7 +118,7 @@ fn report_kernels(net: &Network) {
     for (kernel, regs, local) in net.jit_report().unwrap() {
         println!("  {kernel}: {regs} registers, {local} local bytes per thread");
         if kernel.contains("_mma_") {
-            assert!(local <= 16, "{kernel} spills {local} bytes per thread");
+            assert!(local <= limit, "{kernel} spills {local} bytes per thread (limit {limit}: TESSEL_SPILL_LIMIT)");
         }
     }
 }
