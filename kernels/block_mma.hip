@@ -84,6 +84,24 @@ struct BlockArgs {
 
 #if defined(TS_HAS_MMA)
 #define TS_BLOCK_THREADS 128
+// The widths whose blocks take their four products (qkv, proj, fc1, fc2) as warpgroup products
+// with the weights in shared memory (sm_90a: tessel_mma.h's ts_wgmma): the block's weights in
+// K-major core matrices (hip-net/src/weights.rs, `<block>.core`), 16 C^2 bytes with an MLP of 2C
+// (36 KiB at C = 48), are copied in at the start while the block loads its input. hip-net uses the
+// sm_90a object only where every such block has an MLP of 2C (tessel_kernels::wgmma_fits).
+#if defined(TS_HAS_WGMMA)
+#define TS_WG(C) ((C) <= 48)
+#else
+#define TS_WG(C) 0
+#endif
+// Byte offsets of the matrices in a block's core blob: qkv (rows per head: q, k, v), proj, fc1,
+// fc2; and of the core-matrix pair (8 rows, k tile kt) at 8-row block nb of a matrix of n rows.
+#define TS_CORE_QKV(C) 0
+#define TS_CORE_PROJ(C) (6 * (C) * (C))
+#define TS_CORE_FC1(C) (8 * (C) * (C))
+#define TS_CORE_FC2(C) (12 * (C) * (C))
+#define TS_CORE_BYTES(C) (16 * (C) * (C))
+#define TS_CORE_AT(n, kt, nb) (((kt) * ((n) / 8) + (nb)) * 256)
 #define TS_ONES_F16X2 0x3c003c00u  // two f16 ones
 // How the fused blocks compute the MLP's SiLU (TS_SILU_MODE): 1 (the default) in f32 through
 // tanh.approx, h + h tanh(h) with h = x / 2: one special-function instruction per value; 0 through
@@ -121,6 +139,18 @@ union BlockShared {
     AttnShared<C> attn;
     ts_uint stage[STAGED][16][TS_STAGE_STRIDE];
 };
+
+#if defined(TS_HAS_WGMMA)
+// The descriptor of B at byte `off` of the staged core blob: K-adjacent core matrices 128 bytes
+// apart, N-adjacent 256.
+#ifndef TS_WG_LBO
+#define TS_WG_LBO 128
+#define TS_WG_SBO 256
+#endif
+TS_INLINE ts_u64 core_desc(const ts_uint* wsm, ts_uint off) {
+    return ts_wgmma_desc((const char*)wsm + off, TS_WG_LBO, TS_WG_SBO);
+}
+#endif
 
 // LayerNorm of the warp's two rows per lane (biased variance, f32) as A tiles in f16.
 template <int C>
@@ -185,11 +215,19 @@ TS_INLINE ts_uint window_token(const BlockArgs& p, WindowOrigin o, ts_uint r) {
 }
 
 template <int C>
-TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint warp, ts_uint g, ts_uint t, AttnShared<C>& sm) {
+TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint warp, ts_uint g, ts_uint t, AttnShared<C>& sm, const ts_uint* wsm) {
     constexpr int KT = C / 16, H = C / 16;
     auto& keys = sm.keys;
     auto& values = sm.values;
     float* bias = sm.bias;
+#if defined(TS_HAS_WGMMA)
+    // The staged weights have arrived (every thread's copies, then the barrier below), and the
+    // products' proxy sees them.
+    if constexpr (TS_WG(C) != 0) {
+        ts_cp_async_wait_all();
+        ts_fence_async_shared();
+    }
+#endif
     // The embedding variant's stage shares these bytes: every warp is done with it.
     ts_sync();
     // The level's position-bias tables go to shared memory by cp.async, in 16-byte pieces (the
@@ -204,8 +242,37 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
 #pragma unroll 1
     for (int h = 0; h < H; h++) {
         float q[2][4], k[2][4], v[2][4];
+#if defined(TS_HAS_WGMMA)
+        if constexpr (TS_WG(C) != 0) {
+            // q, k, v of head h: 48 consecutive rows of the core blob's qkv.
+            float qkv[6][4];
 #pragma unroll
-        for (int nt = 0; nt < 2; nt++) {
+            for (int i = 0; i < 6; i++) bias_tile(qkv[i], p.qkv_b, (i / 2) * C + 16 * h + 8 * (i % 2), t);
+            ts_wgmma_fence();
+#pragma unroll
+            for (int kt = 0; kt < KT; kt++) ts_wgmma<6>(qkv, an[kt], core_desc(wsm, TS_CORE_QKV(C) + TS_CORE_AT(3 * C, kt, 6 * h)));
+            ts_wgmma_wait();
+            if (h > 0) ts_sync();
+#pragma unroll
+            for (int nt = 0; nt < 2; nt++) {
+                ts_uint d = 8 * nt + 2 * t;
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    q[nt][e] = qkv[nt][e];
+                    k[nt][e] = qkv[2 + nt][e];
+                    v[nt][e] = qkv[4 + nt][e];
+                }
+                keys[r0][d / 2] = ts_pack(k[nt][0], k[nt][1]);
+                keys[r1][d / 2] = ts_pack(k[nt][2], k[nt][3]);
+                values[d][r0] = (ts_half)v[nt][0];
+                values[d + 1][r0] = (ts_half)v[nt][1];
+                values[d][r1] = (ts_half)v[nt][2];
+                values[d + 1][r1] = (ts_half)v[nt][3];
+            }
+        }
+#endif
+#pragma unroll
+        for (int nt = 0; nt < 2 && !TS_WG(C); nt++) {
             ts_uint n = 16 * h + 8 * nt;
             bias_tile(q[nt], p.qkv_b, n, t);
             bias_tile(k[nt], p.qkv_b, C + n, t);
@@ -280,6 +347,14 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
         ts_uint oa[4];
         ts_c_to_a(oa, o[0], o[1], ts_rcp(l0), ts_rcp(l1));
         // x += O_h W_proj[:, 16h .. 16h + 16]^T
+#if defined(TS_HAS_WGMMA)
+        if constexpr (TS_WG(C) != 0) {
+            ts_wgmma_fence();
+            ts_wgmma<C / 8>(xr, oa, core_desc(wsm, TS_CORE_PROJ(C) + TS_CORE_AT(C, h, 0)));
+            ts_wgmma_wait();
+            continue;
+        }
+#endif
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
             ts_uint2 b = *ts_frag(p.proj_w, j, KT, h);
@@ -301,9 +376,34 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
 
 // x += SiLU(LN2(x) W1[chunks hc0 .. hc0 + N]^T + b1) W2[:, chunks]^T.
 template <int C, int N>
-TS_INLINE void mlp_chunks(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint hc0, ts_uint t) {
+TS_INLINE void mlp_chunks(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint hc0, ts_uint t, const ts_uint* wsm) {
     constexpr int KT = C / 16;
     ts_uint ha[N][4];
+#if defined(TS_HAS_WGMMA)
+    if constexpr (TS_WG(C) != 0) {
+        // The group's chunks as one product of 16 N columns, then each chunk's fc2 into the stream.
+        float hh[2 * N][4];
+#pragma unroll
+        for (int i = 0; i < 2 * N; i++) bias_tile(hh[i], p.fc1_b, 16 * hc0 + 8 * i, t);
+        ts_wgmma_fence();
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++) ts_wgmma<2 * N>(hh, an[kt], core_desc(wsm, TS_CORE_FC1(C) + TS_CORE_AT(2 * C, kt, 2 * hc0)));
+        ts_wgmma_wait();
+#pragma unroll
+        for (int c = 0; c < N; c++) {
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) hh[2 * c + i][e] = TS_SILU_MODE == 1 ? ts_silu_tanh(hh[2 * c + i][e]) : ts_silu(hh[2 * c + i][e]);
+            ts_c_to_a(ha[c], hh[2 * c], hh[2 * c + 1], 1.0f, 1.0f);
+        }
+        ts_wgmma_fence();
+#pragma unroll
+        for (int c = 0; c < N; c++) ts_wgmma<C / 8>(xr, ha[c], core_desc(wsm, TS_CORE_FC2(C) + TS_CORE_AT(C, hc0 + c, 0)));
+        ts_wgmma_wait();
+        return;
+    }
+#endif
 #pragma unroll
     for (int c = 0; c < N; c++) {
         float hh[2][4];
@@ -328,14 +428,14 @@ TS_INLINE void mlp_chunks(const BlockArgs& p, float xr[C / 8][4], const ts_uint 
 }
 
 template <int C>
-TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint g, ts_uint t) {
+TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint g, ts_uint t, const ts_uint* wsm) {
     constexpr int N = TS_MLP_GROUP(C);
     ts_uint chunks = p.hidden / 16, hc = 0;
 #pragma unroll 1
-    for (; hc + N <= chunks; hc += N) mlp_chunks<C, N>(p, xr, an, hc, t);
+    for (; hc + N <= chunks; hc += N) mlp_chunks<C, N>(p, xr, an, hc, t, wsm);
     if (N > 1) {
 #pragma unroll 1
-        for (; hc < chunks; hc++) mlp_chunks<C, 1>(p, xr, an, hc, t);
+        for (; hc < chunks; hc++) mlp_chunks<C, 1>(p, xr, an, hc, t, wsm);
     }
 }
 
@@ -573,6 +673,12 @@ TS_INLINE void block_body(const BlockArgs& p) {
     constexpr int STAGED = (IN == TS_IN_EMBED || OUT == TS_OUT_HEAD) ? TS_BLOCK_THREADS / 32 : 1;
     TS_SHARED __attribute__((aligned(16))) BlockShared<C, STAGED> sm;
     ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0];
+    // The block's weights in core matrices (TS_WG): copied while the input loads.
+    TS_SHARED __attribute__((aligned(128))) ts_uint wsm[TS_WG(C) ? TS_CORE_BYTES(C) / 4 : 4];
+    if constexpr (TS_WG(C) != 0) {
+        for (ts_uint e = ts_thread_x(); e < TS_CORE_BYTES(C) / 16; e += TS_BLOCK_THREADS) ts_cp_async16(wsm + 4 * e, (const ts_uint*)p.qkv_w + 4 * e);
+        ts_cp_async_commit();
+    }
     float xr[C / 8][4];
     if (IN == TS_IN_MERGE) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
     if (IN == TS_IN_EMBED) block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);
@@ -585,7 +691,7 @@ TS_INLINE void block_body(const BlockArgs& p) {
         bias_tile(b, p.proj_b, 8 * j, t);
         for (int e = 0; e < 4; e++) xr[j][e] += b[e];
     }
-    block_attention<C>(p, xr, an, warp, g, t, sm.attn);
+    block_attention<C>(p, xr, an, warp, g, t, sm.attn, wsm);
     block_norm<C>(xr, p.norm2_w, p.norm2_b, t, an);
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
@@ -603,7 +709,7 @@ TS_INLINE void block_body(const BlockArgs& p) {
         }
     }
     if (OUT == TS_OUT_EXPAND) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
-    block_mlp<C>(p, xr, an, g, t);
+    block_mlp<C>(p, xr, an, g, t, wsm);
     if (OUT == TS_OUT_HEAD) {
         if (head_staged(p)) {
             block_head<C, true>(p, xr, an, o, warp, tok0, tok1, g, t, rows);

@@ -10,8 +10,9 @@ use std::process::Command;
 
 /// AMD architectures (issue 12): RDNA2/3/4 and CDNA2/3.
 const AMD: &[&str] = &["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201", "gfx90a", "gfx942"];
-/// NVIDIA PTX targets.
-const NVIDIA: &[&str] = &["sm_80", "sm_90"];
+/// NVIDIA PTX targets: sm_90a is sm_90 with its architecture-specific instructions (warpgroup
+/// products), for compute capability 9.0 only.
+const NVIDIA: &[&str] = &["sm_80", "sm_90", "sm_90a"];
 
 fn tool(env: &str, default: &str) -> String {
     println!("cargo:rerun-if-env-changed={env}");
@@ -196,9 +197,9 @@ fn main() {
         let ptx = out.join(format!("tessel-{sm}.ptx"));
         run(
             Command::new(&clang)
-                // PTX ISA 7.8 (what clang-19 emits for sm_80/sm_90) for the warp shuffles and mma.sync:
-                // without a CUDA install clang assumes no PTX features.
-                .args(["-x", "cuda", &format!("--cuda-gpu-arch={sm}"), "--cuda-device-only", "-nocudalib", "-nocudainc", "-Xclang", "-target-feature", "-Xclang", "+ptx78", "-S", "-O3", &inc])
+                // PTX ISA 7.8 (what clang-19 emits for sm_80/sm_90) for the warp shuffles and mma.sync,
+                // 8.0 for sm_90a's wgmma: without a CUDA install clang assumes no PTX features.
+                .args(["-x", "cuda", &format!("--cuda-gpu-arch={sm}"), "--cuda-device-only", "-nocudalib", "-nocudainc", "-Xclang", "-target-feature", "-Xclang", if sm.ends_with('a') { "+ptx80" } else { "+ptx78" }, "-S", "-O3", &inc])
                 .args(&extra)
                 .arg(&unit_path)
                 .arg("-o")

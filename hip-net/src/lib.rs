@@ -39,7 +39,7 @@ pub use error::{drop_error_count, take_drop_errors, uuid_hex, HipError, Result};
 pub use network::{matrix_choice, Network};
 pub use semaphore::ExternalSemaphore;
 pub use split::{SplitNetwork, SyncTier};
-pub use module::{code_object_for, load_network_kernels, require_kernels, Function, Module};
+pub use module::{code_object_for, code_object_for_model, load_model_kernels, load_network_kernels, require_kernels, wgmma_object, Function, Module};
 pub use platform::{match_uuid, Backend, Context, DeviceInfo, Prefer, Runtime};
 pub use stream::{Event, GraphExec, Stream};
 

@@ -3,6 +3,8 @@
 use std::ffi::{c_void, CString};
 use std::sync::Arc;
 
+use tessel_model::config::NetworkConfig;
+
 use cudarc::driver::sys;
 
 use crate::cuda;
@@ -256,13 +258,46 @@ pub fn code_object_for(arch: &str) -> Result<&'static tessel_kernels::CodeObject
     tessel_kernels::code_object(arch).ok_or_else(none)
 }
 
+/// The sm_90a object (warpgroup products) for a device of architecture `arch` running `cfg`, or
+/// why not: `TESSEL_HIP_WGMMA=0` (the kill switch), a device other than compute capability 9.0,
+/// or a fused block whose weights the sm_90a kernels cannot hold (`tessel_kernels::wgmma_fits`).
+pub fn wgmma_object(arch: &str, cfg: &NetworkConfig) -> std::result::Result<&'static tessel_kernels::CodeObject, String> {
+    if std::env::var("TESSEL_HIP_WGMMA").is_ok_and(|v| v == "0") {
+        return Err("off: TESSEL_HIP_WGMMA=0".into());
+    }
+    let cc: u32 = arch.strip_prefix("sm_").and_then(|v| v.parse().ok()).ok_or_else(|| format!("none for {arch}"))?;
+    let object = tessel_kernels::ptx_wgmma_for(cc / 10, cc % 10).ok_or_else(|| format!("none for {arch} (sm_90a runs on compute capability 9.0 only)"))?;
+    if let Some(c) = cfg.channels.iter().find(|c| !tessel_kernels::wgmma_fits(**c, cfg.mlp_ratio * **c)) {
+        return Err(format!("not for a level of {c} channels with an MLP of {}", cfg.mlp_ratio * c));
+    }
+    Ok(object)
+}
+
+/// The code object the network of `cfg` runs on `arch`: the sm_90a object where
+/// [`wgmma_object`] allows it, else [`code_object_for`].
+pub fn code_object_for_model(arch: &str, cfg: &NetworkConfig) -> Result<&'static tessel_kernels::CodeObject> {
+    match wgmma_object(arch, cfg) {
+        Ok(object) => Ok(object),
+        Err(_) => code_object_for(arch),
+    }
+}
+
 /// Loads the network's kernels for the context's device: picks the code object
 /// ([`code_object_for`]), checks its manifest against every kernel its target should hold
 /// ([`tessel_kernels::kernels_for`]: the portable kernels and, where written, the matrix-core
 /// ones) with [`require_kernels`], loads it, and looks every kernel up. Also returns the code
 /// object's target.
 pub fn load_network_kernels(ctx: &Arc<Context>) -> Result<(Arc<Module>, Vec<Function>, &'static str)> {
-    let object = code_object_for(&ctx.device().arch)?;
+    load_kernels(ctx, code_object_for(&ctx.device().arch)?)
+}
+
+/// [`load_network_kernels`] with the code object for the model's network
+/// ([`code_object_for_model`]).
+pub fn load_model_kernels(ctx: &Arc<Context>, cfg: &NetworkConfig) -> Result<(Arc<Module>, Vec<Function>, &'static str)> {
+    load_kernels(ctx, code_object_for_model(&ctx.device().arch, cfg)?)
+}
+
+fn load_kernels(ctx: &Arc<Context>, object: &'static tessel_kernels::CodeObject) -> Result<(Arc<Module>, Vec<Function>, &'static str)> {
     let names: Vec<&str> = object.kernels.iter().map(|k| k.name).collect();
     let needed = tessel_kernels::kernels_for(object.target);
     require_kernels(&names, &needed).map_err(|e| match e {
@@ -287,6 +322,21 @@ pub fn load_network_kernels(ctx: &Arc<Context>) -> Result<(Arc<Module>, Vec<Func
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sm_90a_where_the_model_fits() {
+        let cfg = NetworkConfig::default();
+        // (Unless the kill switch is set in this test's environment.)
+        if std::env::var("TESSEL_HIP_WGMMA").is_err() {
+            assert_eq!(code_object_for_model("sm_90", &cfg).unwrap().target, "sm_90a");
+        }
+        assert_eq!(code_object_for_model("sm_80", &cfg).unwrap().target, "sm_80");
+        assert_eq!(code_object_for_model("sm_120", &cfg).unwrap().target, "sm_90", "sm_90a runs on 9.0 only");
+        let wide_mlp = NetworkConfig { mlp_ratio: 4, ..cfg.clone() };
+        assert_eq!(code_object_for_model("sm_90", &wide_mlp).unwrap().target, "sm_90");
+        assert!(wgmma_object("sm_90", &wide_mlp).unwrap_err().contains("MLP of 128"));
+        assert_eq!(code_object_for_model("gfx1100", &cfg).unwrap().target, "gfx1100");
+    }
 
     #[test]
     fn code_objects_are_picked_by_architecture() {

@@ -13,7 +13,7 @@ use tessel_model::package::ModelPackage;
 
 use crate::buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 use crate::error::Result;
-use crate::module::{load_network_kernels, Function, Module};
+use crate::module::{load_model_kernels, Function, Module};
 use crate::plan::{build, net_sizes, Buffers, Launch};
 use crate::platform::Context;
 use crate::stream::{Event, GraphExec, Stream};
@@ -68,6 +68,15 @@ pub fn matrix_choice(target: &str) -> std::result::Result<tessel_kernels::Matrix
     tessel_kernels::matrix_path(target).ok_or_else(|| format!("none written for {target}"))
 }
 
+/// The plan's kernels for a matrix-core choice.
+pub fn plan_kernels(matrix: &std::result::Result<tessel_kernels::Matrix, String>) -> crate::plan::Kernels {
+    match matrix {
+        Ok(tessel_kernels::Matrix::MmaSync) => crate::plan::Kernels::MmaSync,
+        Ok(tessel_kernels::Matrix::Wgmma) => crate::plan::Kernels::Wgmma,
+        Err(_) => crate::plan::Kernels::Portable,
+    }
+}
+
 impl Network {
     /// Uploads a package and allocates everything for one output size (standalone buffers).
     pub fn new(ctx: &Arc<Context>, pkg: &ModelPackage, output: (usize, usize)) -> Result<Network> {
@@ -84,7 +93,7 @@ impl Network {
         let cfg = &pkg.config;
         let grid = TokenGrid::new(cfg, output.0, output.1);
         let stream = Stream::new(ctx)?;
-        let (module, fns, target) = load_network_kernels(ctx)?;
+        let (module, fns, target) = load_model_kernels(ctx, cfg)?;
         let functions = fns.into_iter().map(|f| (f.name().to_string(), f)).collect();
         let matrix = matrix_choice(target);
         let (blob, offsets) = crate::weights::device_blob(pkg);
@@ -110,7 +119,7 @@ impl Network {
             attn: scratch[l + 1].ptr().0,
             hidden: scratch[l + 2].ptr().0,
         };
-        let plan = build(cfg, &grid, &bufs, &tensors, matrix.is_ok());
+        let plan = build(cfg, &grid, &bufs, &tensors, plan_kernels(&matrix));
         Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix })
     }
 

@@ -109,6 +109,16 @@ const _: () = assert!(std::mem::size_of::<BlockArgs>() == 256);
 /// Threads of the fused block kernel: four warps, 16 tokens each.
 pub const BLOCK_MMA_THREADS: u32 = 128;
 
+/// Which kernels a plan launches: the portable ones, the matrix-core ones (fused blocks), or the
+/// sm_90a object's, whose blocks up to 48 channels read their weights as one core-matrix blob
+/// (`<block>.core`, weights.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernels {
+    Portable,
+    MmaSync,
+    Wgmma,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum Args {
     Linear(LinearArgs),
@@ -185,8 +195,8 @@ struct Builder<'a> {
     bufs: &'a Buffers,
     /// Device address of each tensor.
     tensors: &'a HashMap<String, u64>,
-    /// Whether the code object has matrix-core kernels to use (fused blocks).
-    matrix: bool,
+    /// Which kernels the plan launches.
+    kernels: Kernels,
     out: Vec<Launch>,
 }
 
@@ -221,7 +231,7 @@ impl Builder<'_> {
         let label = prefix.to_string();
         // The expansion's rows are its input tokens; every other layer's, its output tokens.
         let cost = linear_cost(l, tokens as u64, self.cfg.pixel_embed as u64, head);
-        match tessel_kernels::linear_kernel(l.inp as usize, l.out as usize).filter(|_| self.matrix) {
+        match tessel_kernels::linear_kernel(l.inp as usize, l.out as usize).filter(|_| self.kernels != Kernels::Portable) {
             // Four warps of 16 tokens per workgroup, every output in one pass; the weights in
             // fragment order.
             Some(kernel) => {
@@ -241,7 +251,7 @@ impl Builder<'_> {
     fn fused(&self, b: &BlockSpec, ends: BlockEnds) -> Option<&'static str> {
         let level0 = ends.input == BlockIn::Embed || ends.output == BlockOut::Head;
         let between = ends.input == BlockIn::Merge || ends.output == BlockOut::Expand;
-        if !self.matrix || (level0 && b.level != 0) || (ends.output == BlockOut::Head && self.cfg.pixel_embed % 8 != 0) {
+        if self.kernels == Kernels::Portable || (level0 && b.level != 0) || (ends.output == BlockOut::Head && self.cfg.pixel_embed % 8 != 0) {
             return None;
         }
         if between && (b.level == 0 || self.cfg.channels[b.level - 1] % 16 != 0) {
@@ -284,9 +294,11 @@ impl Builder<'_> {
             let (merge, expand) = (ends.input == BlockIn::Merge, ends.output == BlockOut::Expand);
             let pixel = head && self.cfg.pixel_head;
             let when = |on: bool, name: &str| if on { self.t(name) } else { 0 };
+            // The sm_90a blocks up to 48 channels stage the block's core blob from its start.
+            let core = self.kernels == Kernels::Wgmma && c <= tessel_kernels::WGMMA_MAX_CHANNELS;
             let a = BlockArgs {
                 x: self.bufs.x[l],
-                qkv_w: p("qkv.weight#frag"),
+                qkv_w: if core { self.t(&format!("{n}.core")) } else { p("qkv.weight#frag") },
                 qkv_b: p("qkv.bias#f32"),
                 proj_w: p("proj.weight#frag"),
                 proj_b: p("proj.bias#f32"),
@@ -370,9 +382,9 @@ impl Builder<'_> {
 }
 
 /// Every launch of one evaluation, in order (docs/NETWORK.md §4, `NetworkConfig::ops`); with
-/// `matrix`, each block whose width has a fused matrix-core kernel is one launch of it.
-pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &HashMap<String, u64>, matrix: bool) -> Vec<Launch> {
-    let mut b = Builder { cfg, layers: Layers::new(cfg), grid, bufs, tensors, matrix, out: Vec::new() };
+/// matrix kernels, each block whose width has a fused matrix-core kernel is one launch of it.
+pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &HashMap<String, u64>, kernels: Kernels) -> Vec<Launch> {
+    let mut b = Builder { cfg, layers: Layers::new(cfg), grid, bufs, tensors, kernels, out: Vec::new() };
     let (w0, h0) = grid.level_dims(0);
     let ops = cfg.ops();
     let mut i = 0;
@@ -426,6 +438,9 @@ mod tests {
             m.insert(format!("{}#f32", s.name), base + 768);
         }
         m.insert(crate::weights::HEAD_AND_PIXEL_BIAS.to_string(), 0x0fff_0000);
+        for (i, b) in cfg.blocks().iter().enumerate() {
+            m.insert(format!("{}.core", b.name), 0x2000_0000 + 65536 * i as u64);
+        }
         m
     }
 
@@ -434,7 +449,7 @@ mod tests {
         let cfg = NetworkConfig { pixel_head: true, ..NetworkConfig::default() };
         let g = TokenGrid::new(&cfg, 3840, 2160);
         let bufs = Buffers { tokens: 1, head: 2, x: vec![10, 11, 12], qkv: 20, attn: 21, hidden: 22 };
-        let plan = build(&cfg, &g, &bufs, &fake_tensors(&cfg), false);
+        let plan = build(&cfg, &g, &bufs, &fake_tensors(&cfg), Kernels::Portable);
         // embed + 8 blocks x 5 + 2 merges + 2 expands + head.
         assert_eq!(plan.len(), 1 + 8 * 5 + 2 + 2 + 1);
         let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
@@ -472,9 +487,32 @@ mod tests {
     }
 
     #[test]
+    fn sm_90a_blocks_up_to_48_channels_read_their_core_blob() {
+        let (cfg, g, bufs, tensors) = fixture();
+        let plain = build(&cfg, &g, &bufs, &tensors, Kernels::MmaSync);
+        let wg = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
+        assert_eq!(plain.len(), wg.len());
+        for (a, b) in plain.iter().zip(&wg) {
+            let (Args::Block(pa, _), Args::Block(pb, _)) = (a.args, b.args) else { panic!("{}: not a block", a.label) };
+            let block = a.label.split('+').find(|s| s.contains('.')).unwrap();
+            let c = if block.starts_with("mid") { 96 } else if block.ends_with("1.0") || block.ends_with("1.1") { 48 } else { 32 };
+            // The same kernel, grid and arguments but the first weight pointer.
+            assert_eq!((a.kernel, a.grid, a.block), (b.kernel, b.grid, b.block), "{}", a.label);
+            assert_eq!(pa.qkv_w, tensors[&format!("{block}.qkv.weight#frag")], "{}", a.label);
+            let want = if c <= 48 { tensors[&format!("{block}.core")] } else { pa.qkv_w };
+            assert_eq!(pb.qkv_w, want, "{} ({c} channels)", a.label);
+            // qkv_w is bytes 8..16 (after x).
+            let (mut x, mut y) = (a.arg_bytes(0), b.arg_bytes(0));
+            x[8..16].fill(0);
+            y[8..16].fill(0);
+            assert_eq!(x, y, "{}", a.label);
+        }
+    }
+
+    #[test]
     fn with_matrix_kernels_each_block_is_one_launch() {
         let (cfg, g, bufs, tensors) = fixture();
-        let plan = build(&cfg, &g, &bufs, &tensors, true);
+        let plan = build(&cfg, &g, &bufs, &tensors, Kernels::MmaSync);
         // The embedding and the head ride in the first and last blocks, each merge in the block
         // after it, each expansion in the block before it.
         let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
@@ -509,25 +547,25 @@ mod tests {
         // A width without a fused kernel keeps the five portable launches.
         let odd = NetworkConfig { channels: vec![40, 48, 96], ..cfg.clone() };
         let g = TokenGrid::new(&odd, 640, 360);
-        let plan = build(&odd, &g, &bufs, &fake_tensors(&odd), true);
+        let plan = build(&odd, &g, &bufs, &fake_tensors(&odd), Kernels::MmaSync);
         assert!(plan.iter().any(|l| l.label == "enc0.0.attention"));
         assert!(plan.iter().any(|l| l.label == "enc1.0" && l.kernel == "tessel_block_mma_c48"), "a lower width of 40 has no fused merge");
         assert!(plan.iter().any(|l| l.label == "merge1") && plan.iter().any(|l| l.label == "expand1"));
         assert!(plan.iter().any(|l| l.label == "merge2+mid.0"), "48 below 96 fuses");
         // A level of one block takes its merge and its expansion.
         let one = NetworkConfig { encoder_depths: vec![1, 1], bottleneck_depth: 1, decoder_depths: vec![1, 1], ..cfg.clone() };
-        let plan = build(&one, &TokenGrid::new(&one, 640, 360), &bufs, &fake_tensors(&one), true);
+        let plan = build(&one, &TokenGrid::new(&one, 640, 360), &bufs, &fake_tensors(&one), Kernels::MmaSync);
         let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
         assert_eq!(labels, ["embed+enc0.0", "merge1+enc1.0", "merge2+mid.0+expand2", "dec1.0+expand1", "dec0.0+head"]);
         assert_eq!(plan[2].kernel, "tessel_block_merge_expand_mma_c96");
         // The layers outside the blocks take the matrix-core linear kernel of their input width.
         let kernel = |p: &[Launch], label: &str| p.iter().find(|l| l.label == label).unwrap().kernel;
-        let plan = build(&odd, &TokenGrid::new(&odd, 3840, 2160), &bufs, &fake_tensors(&odd), true);
+        let plan = build(&odd, &TokenGrid::new(&odd, 3840, 2160), &bufs, &fake_tensors(&odd), Kernels::MmaSync);
         assert_eq!(kernel(&plan, "merge1"), "tessel_linear_mma_k256", "4 x 40 inputs");
         assert_eq!(kernel(&plan, "expand1"), "tessel_linear_mma_k128", "48 inputs");
         // Level 0 at 128 channels has no fused ends: embed and head are linear launches.
         let wide = NetworkConfig { channels: vec![128, 128, 128], ..cfg.clone() };
-        let plan = build(&wide, &TokenGrid::new(&wide, 3840, 2160), &bufs, &fake_tensors(&wide), true);
+        let plan = build(&wide, &TokenGrid::new(&wide, 3840, 2160), &bufs, &fake_tensors(&wide), Kernels::MmaSync);
         assert_eq!(kernel(&plan, "embed"), "tessel_linear_mma_k128");
         assert_eq!(kernel(&plan, "enc0.0"), "tessel_block_mma_c128");
         let head = plan.last().unwrap();
@@ -540,7 +578,7 @@ mod tests {
         let f = cfg.flops(3840, 2160);
         let network = (f.total() - f.input) as u64;
         let sum = |p: &[Launch]| p.iter().fold(Cost::default(), |a, l| Cost { bytes: a.bytes + l.cost.bytes, flops: a.flops + l.cost.flops });
-        let (portable, fused) = (sum(&build(&cfg, &g, &bufs, &tensors, false)), sum(&build(&cfg, &g, &bufs, &tensors, true)));
+        let (portable, fused) = (sum(&build(&cfg, &g, &bufs, &tensors, Kernels::Portable)), sum(&build(&cfg, &g, &bufs, &tensors, Kernels::MmaSync)));
         assert_eq!(portable.flops, fused.flops, "fusion moves work, it does not remove it");
         assert_eq!(fused.flops, network, "the launches compute the contract's network (docs/NETWORK.md)");
         // The fused blocks keep the residual on chip: the portable plan moves the activations
@@ -549,7 +587,7 @@ mod tests {
         // the head (2 x 2 x t0 x c0 x 4 bytes).
         let (t0, c0) = (g.level_tokens(0) as u64, cfg.channels[0] as u64);
         assert!(fused.bytes + 4 * t0 * c0 * 4 <= portable.bytes, "{fused:?} against {portable:?}");
-        let fused_plan = build(&cfg, &g, &bufs, &tensors, true);
+        let fused_plan = build(&cfg, &g, &bufs, &tensors, Kernels::MmaSync);
         let embed = fused_plan[0].cost;
         let inner = block_cost(t0, c0, (cfg.mlp_ratio * cfg.channels[0]) as u64);
         let e = linear_cost(&Layers::new(&cfg).embed, t0, cfg.pixel_embed as u64, false);

@@ -10,6 +10,13 @@
 //! (nt · k/16 + kt) · 32 + l. A warp then reads one tile's operands as one coalesced 256-byte
 //! load instead of eight rows' 16-byte pieces. `pixel_head.weight` [8][p] also gets the k = 8
 //! order (`#frag8`: lane l holds W[g][8kt + 2t .. +2] at 4-byte slot kt · 32 + l).
+//!
+//! Core-matrix order (`<block>.core`, the sm_90a kernels' warpgroup products, which read B from
+//! shared memory): a matrix W [n][k] as K-major core matrices of 8 rows by 8 columns (128
+//! contiguous bytes), for each 16-column tile kt and 8-row block nb the pair (columns 0-7, 8-15)
+//! at byte (kt · n/8 + nb) · 256. A block with C ≤ 48 channels gets one such blob of its four
+//! matrices in turn: qkv (its rows per head: q, k, v of head 0, then of head 1, ...), proj, fc1,
+//! fc2 (kernels/block_mma.hip's TS_CORE_*).
 
 use std::collections::HashMap;
 
@@ -48,6 +55,38 @@ pub fn fragment_order_k8(w: &[f16], k: usize) -> Vec<u8> {
     }
     out
 }
+
+/// The core-matrix order of a row-major f16 matrix [n][k] (n a multiple of 8, k of 16).
+pub fn core_order(w: &[f16], n: usize, k: usize) -> Vec<u8> {
+    assert!(n % 8 == 0 && k % 16 == 0 && w.len() == n * k, "core-matrix order needs [8a][16b], got [{n}][{k}]");
+    let mut out = Vec::with_capacity(n * k * 2);
+    for kt in 0..k / 16 {
+        for nb in 0..n / 8 {
+            for kh in 0..2 {
+                for row in 0..8 {
+                    let at = (8 * nb + row) * k + 16 * kt + 8 * kh;
+                    out.extend(w[at..at + 8].iter().flat_map(|v| v.to_le_bytes()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// qkv.weight [3C][C] with its rows per head: q, k and v rows of head h at 48h .. 48h + 48.
+pub fn qkv_rows_per_head(w: &[f16], c: usize) -> Vec<f16> {
+    let mut out = Vec::with_capacity(w.len());
+    for h in 0..c / 16 {
+        for part in 0..3 {
+            let at = (part * c + 16 * h) * c;
+            out.extend_from_slice(&w[at..at + 16 * c]);
+        }
+    }
+    out
+}
+
+/// The widths whose blocks get a core blob (kernels/block_mma.hip's TS_WG).
+pub const CORE_MAX_CHANNELS: usize = 48;
 
 /// The f16 values of a vector widened to f32 (exact): the fused blocks read biases, LayerNorm
 /// parameters and position biases this way, with no conversion per use.
@@ -95,6 +134,19 @@ pub fn device_blob(pkg: &ModelPackage) -> (Vec<u8>, HashMap<String, u64>) {
     if pkg.config.pixel_head {
         put(HEAD_AND_PIXEL_BIAS.to_string(), head_and_pixel_bias(pkg));
     }
+    for spec in pkg.config.tensor_specs() {
+        let Some(block) = spec.name.strip_suffix(".qkv.weight") else { continue };
+        let (c, hid) = (spec.shape[1], pkg.tensor(&format!("{block}.fc1.weight")).shape[0]);
+        if c % 16 != 0 || c > CORE_MAX_CHANNELS || hid % 16 != 0 {
+            continue;
+        }
+        let w = |name: &str| -> Vec<f16> { pkg.tensor(&format!("{block}.{name}")).data.iter().map(|v| f16::from_f32(*v)).collect() };
+        let mut core = core_order(&qkv_rows_per_head(&w("qkv.weight"), c), 3 * c, c);
+        core.extend(core_order(&w("proj.weight"), c, c));
+        core.extend(core_order(&w("fc1.weight"), hid, c));
+        core.extend(core_order(&w("fc2.weight"), c, hid));
+        put(format!("{block}.core"), core);
+    }
     (blob, offsets)
 }
 
@@ -120,6 +172,26 @@ mod tests {
         }
         let plain = ModelPackage::untrained(tessel_model::config::NetworkConfig { pixel_head: false, ..Default::default() }, 7);
         assert!(!device_blob(&plain).1.contains_key(HEAD_AND_PIXEL_BIAS));
+    }
+
+    #[test]
+    fn core_matrices_are_k_major_pairs() {
+        // W[r][c] = r * 100 + c (exact in f16 for these sizes).
+        let (n, k) = (16, 32);
+        let w: Vec<f16> = (0..n * k).map(|i| f16::from_f32(((i / k) * 100 + i % k) as f32)).collect();
+        let b = core_order(&w, n, k);
+        assert_eq!(b.len(), n * k * 2);
+        let at = |byte: usize| f16::from_le_bytes([b[byte], b[byte + 1]]).to_f32();
+        // k tile 1, row block 1, columns 8-15 (the pair's second core matrix), row 3, column 5:
+        // W[8 + 3][16 + 8 + 5], at (1 * 2 + 1) * 256 + 128 + 3 * 16 + 5 * 2.
+        assert_eq!(at(3 * 256 + 128 + 3 * 16 + 10), 11.0 * 100.0 + 29.0);
+        assert_eq!(at(0), 0.0);
+        assert_eq!(at(256 + 2 * 7), 8.0 * 100.0 + 7.0, "row block 1 follows row block 0 in k tile 0");
+        // qkv rows per head: head 1's k rows (old rows C + 16 .. C + 32) at 48 + 16.
+        let c = 32;
+        let q: Vec<f16> = (0..3 * c * c).map(|i| f16::from_f32((i / c) as f32)).collect();
+        let r = qkv_rows_per_head(&q, c);
+        assert_eq!((r[(48 + 16) * c].to_f32(), r[(48 + 31) * c].to_f32(), r[16 * c].to_f32()), ((c + 16) as f32, (c + 31) as f32, c as f32));
     }
 
     #[test]

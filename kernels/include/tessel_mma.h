@@ -115,4 +115,69 @@ TS_DEVICE void ts_mma_frag(float d[4], const ts_uint a[][4], const ts_uint2* wf)
         ts_mma(d, a[kt], b.x, b.y);
     }
 }
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// sm_90a (the PTX of the `sm_90a` code object, run only on compute capability 9.0): warpgroup
+// products (wgmma.mma_async). A window's four warps are one warpgroup; each warp gives its 16 rows
+// of A from registers in the mma.sync A layout above and receives its 16 rows of D in the C
+// layout (tile i of 8 columns in d[i][0..3]), so the fused blocks keep their register layouts.
+// B, K x N, comes from shared memory in K-major core matrices (8 rows of N by 16 bytes of K, 128
+// contiguous bytes), read once for the four warps instead of once per warp.
+#define TS_HAS_WGMMA 1
+typedef unsigned long long ts_u64;
+
+// The shared-memory matrix descriptor of B at `smem` (16-byte aligned): core matrices adjacent in
+// K `lbo` bytes apart, adjacent in N `sbo` bytes apart, no swizzle.
+TS_DEVICE ts_u64 ts_wgmma_desc(const void* smem, ts_uint lbo, ts_uint sbo) {
+    ts_uint a;
+    asm("{\n .reg .u64 t;\n cvta.to.shared.u64 t, %1;\n cvt.u32.u64 %0, t;\n}" : "=r"(a) : "l"(smem));
+    return (ts_u64)((a & 0x3ffffu) >> 4) | ((ts_u64)((lbo & 0x3ffffu) >> 4) << 16) | ((ts_u64)((sbo & 0x3ffffu) >> 4) << 32);
+}
+// Before a group of products whose A or D registers ordinary instructions wrote; after it, wait.
+TS_DEVICE void ts_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+TS_DEVICE void ts_wgmma_wait() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+// Shared memory written through ordinary stores or cp.async, made visible to the products.
+TS_DEVICE void ts_fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+#ifndef TS_WGMMA_TRANS_B
+#define TS_WGMMA_TRANS_B 0
+#endif
+#define TS_STR2(x) #x
+#define TS_STR(x) TS_STR2(x)
+// d += A B for N = 16: d[2][4] per warp.
+TS_DEVICE void ts_wgmma_n16(float d[2][4], const ts_uint a[4], ts_u64 b) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, 1, 1, 1, " TS_STR(TS_WGMMA_TRANS_B) ";"
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+// d += A B for N = 32: d[4][4] per warp.
+TS_DEVICE void ts_wgmma_n32(float d[4][4], const ts_uint a[4], ts_u64 b) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20, 1, 1, 1, " TS_STR(TS_WGMMA_TRANS_B) ";"
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+// d += A B for N = 48: d[6][4] per warp.
+TS_DEVICE void ts_wgmma_n48(float d[6][4], const ts_uint a[4], ts_u64 b) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n48k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23}, {%24,%25,%26,%27}, %28, 1, 1, 1, " TS_STR(TS_WGMMA_TRANS_B) ";"
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+// d += A B for N = 64: d[8][4] per warp.
+TS_DEVICE void ts_wgmma_n64(float d[8][4], const ts_uint a[4], ts_u64 b) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, 1, 1, 1, " TS_STR(TS_WGMMA_TRANS_B) ";"
+                 : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+// d += A B for N = 8 (number of 8-column tiles) of 16, 32, 48 or 64.
+template <int NT>
+TS_DEVICE void ts_wgmma(float d[NT][4], const ts_uint a[4], ts_u64 b) {
+    static_assert(NT == 2 || NT == 4 || NT == 6 || NT == 8, "wgmma: N of 16, 32, 48 or 64");
+    if constexpr (NT == 2) ts_wgmma_n16(d, a, b);
+    if constexpr (NT == 4) ts_wgmma_n32(d, a, b);
+    if constexpr (NT == 6) ts_wgmma_n48(d, a, b);
+    if constexpr (NT == 8) ts_wgmma_n64(d, a, b);
+}
+#endif
 #endif

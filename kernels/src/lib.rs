@@ -153,12 +153,16 @@ pub fn matrix_kernels() -> impl Iterator<Item = &'static str> {
 pub enum Matrix {
     /// NVIDIA `mma.sync.m16n8k16` f16 with f32 accumulation (sm_80 and later).
     MmaSync,
+    /// The same, and the fused blocks' weight products of widths up to 48 as sm_90a warpgroup
+    /// products with the weights in shared memory (`wgmma.mma_async`; compute capability 9.0).
+    Wgmma,
 }
 
 impl Matrix {
     pub fn describe(self) -> &'static str {
         match self {
             Matrix::MmaSync => "mma.sync m16n8k16",
+            Matrix::Wgmma => "wgmma (sm_90a) and mma.sync m16n8k16",
         }
     }
 }
@@ -167,8 +171,27 @@ impl Matrix {
 /// later. AMD WMMA (gfx11, gfx12) and MFMA (gfx9) kernels are not written yet: those targets
 /// run the portable kernels.
 pub fn matrix_path(target: &str) -> Option<Matrix> {
+    if target == "sm_90a" {
+        return Some(Matrix::Wgmma);
+    }
     let sm: u32 = target.strip_prefix("sm_")?.parse().ok()?;
     (sm >= 80).then_some(Matrix::MmaSync)
+}
+
+/// Whether the sm_90a kernels can run a block of `channels` with an MLP of `hidden`: widths above
+/// 48 keep their weights in global memory whatever the MLP; up to 48 the shared memory holds the
+/// block's four matrices for an MLP of 2C (kernels/block_mma.hip's TS_WG).
+pub fn wgmma_fits(channels: usize, hidden: usize) -> bool {
+    channels > WGMMA_MAX_CHANNELS || hidden == 2 * channels
+}
+
+/// The widest level whose sm_90a blocks take their weights from shared memory.
+pub const WGMMA_MAX_CHANNELS: usize = 48;
+
+/// The sm_90a PTX (warpgroup products), for compute capability 9.0 only: its architecture-specific
+/// instructions run on no other.
+pub fn ptx_wgmma_for(major: u32, minor: u32) -> Option<&'static CodeObject> {
+    (major == 9 && minor == 0).then(|| code_object("sm_90a")).flatten()
 }
 
 /// The fused-block kernel for a level width with an MLP of `hidden` channels, where one exists.

@@ -1,13 +1,13 @@
 //! Static checks of every embedded code object (no GPU needed): completeness, wavefront size,
 //! shared memory within the target's limit, no scratch or spills, and docs/KERNELS.md current.
 
-use tessel_kernels::{block_kernel, linear_kernel, BlockEnds, code_object, expected_wavefront, kernels_for, lds_limit, markdown_table, matrix_path, ptx_for, Matrix, Platform, BLOCK_MMA, CODE_OBJECTS, KERNELS};
+use tessel_kernels::{block_kernel, linear_kernel, BlockEnds, code_object, expected_wavefront, kernels_for, lds_limit, markdown_table, matrix_path, ptx_for, ptx_wgmma_for, wgmma_fits, Matrix, Platform, BLOCK_MMA, CODE_OBJECTS, KERNELS};
 
 const AMD: &[&str] = &["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201", "gfx90a", "gfx942"];
 
 #[test]
 fn every_target_is_built_and_holds_every_kernel() {
-    for t in AMD.iter().chain(["sm_80", "sm_90"].iter()) {
+    for t in AMD.iter().chain(["sm_80", "sm_90", "sm_90a"].iter()) {
         let c = code_object(t).unwrap_or_else(|| panic!("no code object for {t}"));
         assert!(c.bytes.len() > 1000, "{t}: {} bytes", c.bytes.len());
         for k in kernels_for(t) {
@@ -51,6 +51,14 @@ fn ptx_is_chosen_by_compute_capability() {
     assert_eq!(ptx_for(9, 0).unwrap().target, "sm_90");
     assert_eq!(ptx_for(8, 9).unwrap().target, "sm_80");
     assert!(ptx_for(7, 5).is_none(), "no PTX below sm_80");
+    // sm_90a only on compute capability 9.0: its wgmma does not run on later architectures.
+    assert_eq!(ptx_wgmma_for(9, 0).unwrap().target, "sm_90a");
+    assert!(ptx_wgmma_for(10, 0).is_none() && ptx_wgmma_for(8, 9).is_none() && ptx_wgmma_for(12, 0).is_none());
+    assert_eq!(matrix_path("sm_90a"), Some(Matrix::Wgmma));
+    // Up to 48 channels the sm_90a blocks hold their weights for an MLP of 2C; wider ones read
+    // them from global memory whatever the MLP.
+    assert!(wgmma_fits(32, 64) && wgmma_fits(48, 96) && wgmma_fits(96, 384));
+    assert!(!wgmma_fits(32, 128) && !wgmma_fits(48, 48));
 }
 
 #[test]
@@ -92,15 +100,22 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
     // variants stage their 4 warps' 16 token rows, one column half (32 words + 4 of padding) at
     // a time, in the same bytes (a union: the stage is used before and after the attention); the
     // merge and expand variants read and write the level below in place.
-    let sm90 = code_object("sm_90").unwrap();
-    for (c, ends, k) in BLOCK_MMA {
-        let info = sm90.kernels.iter().find(|i| i.name == *k).unwrap();
-        // The bias tables in whole 16-byte pieces (they arrive by cp.async).
-        let attention = 64 * 12 * 4 + 16 * 72 * 2 + (*c as u32 / 16 * 225).div_ceil(4) * 16;
-        let stage = if ends.stages_rows() { 4 * 16 * 36 * 4 } else { 0 };
-        assert_eq!(info.lds, attention.max(stage), "{k}");
-        assert!(info.lds <= 48 * 1024, "{k}");
-        assert_eq!(info.max_threads, 128, "{k}");
+    // The sm_90a blocks up to 48 channels also hold their four weight matrices (16 C^2 bytes).
+    for target in ["sm_90", "sm_90a"] {
+        let object = code_object(target).unwrap();
+        for (c, ends, k) in BLOCK_MMA {
+            let info = object.kernels.iter().find(|i| i.name == *k).unwrap();
+            // The bias tables in whole 16-byte pieces (they arrive by cp.async).
+            let attention = 64 * 12 * 4 + 16 * 72 * 2 + (*c as u32 / 16 * 225).div_ceil(4) * 16;
+            let stage = if ends.stages_rows() { 4 * 16 * 36 * 4 } else { 0 };
+            let weights = match (target, *c as u32) {
+                ("sm_90a", c) if c <= 48 => 16 * c * c,
+                _ => 0,
+            };
+            assert_eq!(info.lds, attention.max(stage) + weights, "{target} {k}");
+            assert!(info.lds <= 48 * 1024, "{target} {k}");
+            assert_eq!(info.max_threads, 128, "{target} {k}");
+        }
     }
 }
 
@@ -146,7 +161,7 @@ fn nvidia_matrix_kernels_assemble_without_spills() {
         println!("skipped: no ptxas (scripts/setup.sh installs it into .tools/ptxas; or set TESSEL_PTXAS)");
         return;
     };
-    for target in ["sm_80", "sm_90"] {
+    for target in ["sm_80", "sm_90", "sm_90a"] {
         let c = code_object(target).unwrap();
         let dir = std::env::temp_dir().join(format!("tessel-ptxas-{}-{target}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

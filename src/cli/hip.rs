@@ -60,14 +60,14 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
 /// `shared` (the runtime loads, a device matches its UUID, that device's code object has them and
 /// TESSEL_HIP_MATRIX is not 0: `hip_net::matrix_choice`, as the network decides), or why not, in
 /// a few words. It only enumerates devices: no context is created for the answer.
-pub fn matrix_for(shared: &DeviceShared) -> std::result::Result<tessel_kernels::Matrix, String> {
+pub fn matrix_for(shared: &DeviceShared, cfg: &tessel_model::config::NetworkConfig) -> std::result::Result<tessel_kernels::Matrix, String> {
     // The libraries tried are listed by `tessel info` and `--network hip`; auto's line keeps the
     // verdicts ("HIP runtime not present; CUDA driver not present").
     let rt = runtime().map_err(|e| e.to_string().split("; ").map(|part| part.split(':').next().unwrap_or(part).trim().to_string()).collect::<Vec<_>>().join("; "))?;
     let devices = rt.devices().map_err(|e| one_line(&e.to_string()))?;
     let ordinal = hip_net::match_uuid(&devices, shared.caps.uuid).map_err(|e| one_line(&e.to_string()))?;
     let arch = &devices.iter().find(|d| d.ordinal == ordinal).ok_or("the matched device is not in the runtime's list")?.arch;
-    let object = hip_net::code_object_for(arch).map_err(|e| e.to_string())?;
+    let object = hip_net::code_object_for_model(arch, cfg).map_err(|e| e.to_string())?;
     hip_net::matrix_choice(object.target).map_err(|why| format!("matrix kernels {why} ({arch}); the portable kernels are slower than Vulkan's network"))
 }
 
