@@ -13,15 +13,18 @@ use tessel_model::package::ModelPackage;
 use vk_stages::native::{NativeKernel, NativeLaunch, NativeNetwork};
 use vk_stages::{DeviceShared, Engine};
 
-use crate::module::{code_object_for_model, require_kernels};
+use crate::module::{code_object_for, require_kernels};
 use crate::network::matrix_choice;
 use crate::platform::{match_uuid, Prefer, Runtime};
 
 /// The code object and matrix-core path the native network would run with inside a command
 /// buffer on `shared`, or why it cannot, in a few words: the kill switch, no
 /// VK_NVX_binary_import, no CUDA driver to tell the architecture, no matrix-core kernels for it.
-/// Only enumerates devices: no context is created.
-pub fn target(shared: &DeviceShared, cfg: &tessel_model::config::NetworkConfig) -> Result<(&'static tessel_kernels::CodeObject, tessel_kernels::Matrix), String> {
+/// Only enumerates devices: no context is created. Always the architecture's plain object, never
+/// sm_90a: inside a Vulkan command buffer its blocks, which keep their weights in shared memory
+/// (25-45 KiB a workgroup), took the network from 0.69 to 1.26 ms at 4K on the H200
+/// (BENCHMARKS.md, fourteenth session), while through the CUDA driver they made it faster.
+pub fn target(shared: &DeviceShared) -> Result<(&'static tessel_kernels::CodeObject, tessel_kernels::Matrix), String> {
     if std::env::var("TESSEL_VK_NATIVE").is_ok_and(|v| v == "0") {
         return Err("off: TESSEL_VK_NATIVE=0".into());
     }
@@ -34,7 +37,7 @@ pub fn target(shared: &DeviceShared, cfg: &tessel_model::config::NetworkConfig) 
     let devices = rt.devices().map_err(|e| one(&e))?;
     let ordinal = match_uuid(&devices, caps.uuid).map_err(|e| one(&e))?;
     let arch = &devices.iter().find(|d| d.ordinal == ordinal).ok_or("the matched device is not in the driver's list")?.arch;
-    let object = code_object_for_model(arch, cfg).map_err(|e| one(&e))?;
+    let object = code_object_for(arch).map_err(|e| one(&e))?;
     let matrix = matrix_choice(object.target).map_err(|why| format!("matrix kernels {why} ({arch})"))?;
     Ok((object, matrix))
 }
@@ -42,7 +45,7 @@ pub fn target(shared: &DeviceShared, cfg: &tessel_model::config::NetworkConfig) 
 /// Builds the native network for `engine`'s buffers and installs it; returns the start-up
 /// line's words ("fused mma.sync m16n8k16 kernels, sm_90 PTX, 8 launches"), or why not.
 pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String> {
-    let (object, matrix) = target(&engine.model.shared, &pkg.config)?;
+    let (object, matrix) = target(&engine.model.shared)?;
     let cfg = &pkg.config;
     let (blob, offsets) = crate::weights::device_blob(pkg);
     let names: Vec<&str> = object.kernels.iter().map(|k| k.name).collect();
