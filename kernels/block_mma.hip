@@ -142,7 +142,8 @@ union BlockShared {
 
 #if defined(TS_HAS_WGMMA)
 // The descriptor of B at byte `off` of the staged core blob: K-adjacent core matrices 128 bytes
-// apart, N-adjacent 256.
+// apart, N-adjacent 256. (Swapped, a wrong layout, the head fell to 13.5 dB on the H200 and every
+// agreement test failed: BENCHMARKS.md, fourteenth session.)
 #ifndef TS_WG_LBO
 #define TS_WG_LBO 128
 #define TS_WG_SBO 256

@@ -174,11 +174,15 @@ mod tests {
         assert!(!device_blob(&plain).1.contains_key(HEAD_AND_PIXEL_BIAS));
     }
 
+    /// W[r][c] = r * 100 + c, [16][32] (exact in f16 for these sizes).
+    fn numbered() -> (Vec<f16>, usize, usize) {
+        let (n, k) = (16, 32);
+        ((0..n * k).map(|i| f16::from_f32(((i / k) * 100 + i % k) as f32)).collect(), n, k)
+    }
+
     #[test]
     fn core_matrices_are_k_major_pairs() {
-        // W[r][c] = r * 100 + c (exact in f16 for these sizes).
-        let (n, k) = (16, 32);
-        let w: Vec<f16> = (0..n * k).map(|i| f16::from_f32(((i / k) * 100 + i % k) as f32)).collect();
+        let (w, n, k) = numbered();
         let b = core_order(&w, n, k);
         assert_eq!(b.len(), n * k * 2);
         let at = |byte: usize| f16::from_le_bytes([b[byte], b[byte + 1]]).to_f32();
@@ -204,9 +208,7 @@ mod tests {
 
     #[test]
     fn fragments_hold_each_lanes_operands() {
-        // W[r][c] = r * 100 + c (exact in f16 for these sizes).
-        let (n, k) = (16, 32);
-        let w: Vec<f16> = (0..n * k).map(|i| f16::from_f32(((i / k) * 100 + i % k) as f32)).collect();
+        let (w, n, k) = numbered();
         let f = fragment_order(&w, n, k);
         assert_eq!(f.len(), n * k * 2);
         let at = |slot: usize, h: usize| f16::from_le_bytes([f[slot * 8 + 2 * h], f[slot * 8 + 2 * h + 1]]).to_f32();

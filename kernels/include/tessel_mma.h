@@ -141,6 +141,9 @@ TS_DEVICE void ts_wgmma_wait() {
 }
 // Shared memory written through ordinary stores or cp.async, made visible to the products.
 TS_DEVICE void ts_fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// B not transposed: K-major. (Built with TS_WGMMA_TRANS_B=1, a wrong layout, the network's head
+// fell to 14.8 dB against the CPU reference on the H200 and every agreement test failed:
+// BENCHMARKS.md, fourteenth session.)
 #ifndef TS_WGMMA_TRANS_B
 #define TS_WGMMA_TRANS_B 0
 #endif

@@ -38,6 +38,11 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
     let mut runner = Runner::with_engine(engine, settings.clone())?;
     let graphs = split.net.uses_graphs();
     let kernels = match split.net.matrix() {
+        Ok(tessel_kernels::Matrix::MmaSync) if ctx.device().arch == "sm_90" => {
+            // A device sm_90a could serve: say why it does not.
+            let why = hip_net::wgmma_object("sm_90", &pkg.config).err().unwrap_or_default();
+            format!("native kernels, fused blocks on {} (sm_90a {why})", tessel_kernels::Matrix::MmaSync.describe())
+        }
         Ok(m) => format!("native kernels, fused blocks on {}", m.describe()),
         Err(why) => format!("native portable kernels, matrix cores {why}"),
     };
