@@ -198,6 +198,55 @@ mod tests {
         assert_eq!((r[(48 + 16) * c].to_f32(), r[(48 + 31) * c].to_f32(), r[16 * c].to_f32()), ((c + 16) as f32, (c + 31) as f32, c as f32));
     }
 
+    /// B[k][n] as a warpgroup product reads it (PTX ISA, shared-memory matrix layout, K-major, no
+    /// swizzle) from a descriptor at byte `start` with the kernel's strides (kernels/block_mma.hip
+    /// `core_desc`: K-adjacent core matrices 128 bytes apart, N-adjacent 256).
+    fn wgmma_b(blob: &[u8], start: usize, k: usize, n: usize) -> f32 {
+        let at = start + (n / 8) * 256 + (k / 8) * 128 + (n % 8) * 16 + (k % 8) * 2;
+        f16::from_le_bytes([blob[at], blob[at + 1]]).to_f32()
+    }
+
+    #[test]
+    fn core_blobs_are_what_the_sm_90a_products_read() {
+        // Every product of an sm_90a block reads B = W^T for its k tile and columns from the
+        // block's blob at the offsets of TS_CORE_* and TS_CORE_AT.
+        let mut pkg = ModelPackage::untrained(tessel_model::config::NetworkConfig::default(), 3);
+        for (i, t) in pkg.tensors.values_mut().enumerate() {
+            t.data.iter_mut().enumerate().for_each(|(j, v)| *v = ((i * 7919 + j * 31) % 2001) as f32 / 1000.0 - 1.0);
+        }
+        let (blob, offsets) = device_blob(&pkg);
+        let w = |name: &str, r: usize, c: usize| {
+            let t = pkg.tensor(name);
+            f16::from_f32(t.data[r * t.shape[1] + c]).to_f32()
+        };
+        let core_at = |n: usize, kt: usize, nb: usize| (kt * (n / 8) + nb) * 256;
+        for (block, c) in [("enc0.0", 32), ("enc1.1", 48), ("dec1.0", 48)] {
+            let base = offsets[&format!("{block}.core")] as usize;
+            let hid = 2 * c;
+            let (proj, fc1, fc2) = (6 * c * c, 8 * c * c, 12 * c * c);
+            for kt in 0..c / 16 {
+                for h in 0..c / 16 {
+                    // qkv of head h: columns 0-15 q, 16-31 k, 32-47 v.
+                    for (col, part) in [(0, 0), (21, 1), (47, 2)] {
+                        let row = part * c + 16 * h + col % 16;
+                        let got = wgmma_b(&blob, base + core_at(3 * c, kt, 6 * h), (kt * 16 + 5) % 16, col);
+                        assert_eq!(got, w(&format!("{block}.qkv.weight"), row, kt * 16 + (kt * 16 + 5) % 16), "{block} qkv h {h} kt {kt}");
+                    }
+                }
+                // fc1, chunks 2 and 3 as one product of 32 columns.
+                assert_eq!(wgmma_b(&blob, base + fc1 + core_at(hid, kt, 4), 9, 19), w(&format!("{block}.fc1.weight"), 32 + 19, kt * 16 + 9));
+            }
+            for h in 0..c / 16 {
+                // proj: k tile h (head h's dims), every output column.
+                assert_eq!(wgmma_b(&blob, base + proj + core_at(c, h, 0), 3, c - 1), w(&format!("{block}.proj.weight"), c - 1, 16 * h + 3));
+            }
+            for chunk in 0..hid / 16 {
+                assert_eq!(wgmma_b(&blob, base + fc2 + core_at(c, chunk, 0), 14, 10), w(&format!("{block}.fc2.weight"), 10, 16 * chunk + 14));
+            }
+        }
+        assert!(!offsets.contains_key("mid.0.core"), "96 channels keep their weights in global memory");
+    }
+
     #[test]
     fn vectors_widen_exactly() {
         let v: Vec<f16> = [0.1f32, -65504.0, 6.0e-8, 1.0].iter().map(|x| f16::from_f32(*x)).collect();
