@@ -12,7 +12,9 @@
 #             The binaries go to .carry/variants/NAME and into .carrypack/variants.tgz.
 #             EXTRA="split_gpu in_vulkan_gpu" builds those test binaries as well (NAME.split_gpu,
 #             NAME.in_vulkan_gpu): their long sequences against the shaders' network show drift
-#             that one frame of the golden cases does not.
+#             that one frame of the golden cases does not. FRAME=1 builds the tessel binary too
+#             (NAME.tessel): each round then times the whole Vulkan frame at 4K, stage by stage,
+#             the way to compare shader changes (rev:COMMIT variants).
 #   device: tar xzf .carrypack/variants.tgz && bash scripts/device_variants.sh run [ROUNDS]
 #             (carry .carrypack and .gl as for device_check.sh); a table of the medians at the end.
 set -euo pipefail
@@ -24,24 +26,31 @@ shift
 newest() { ls -t "$1"/release/deps/"$2"-* | grep -v '\.d$' | head -1; }
 
 build_one() {
-  local name=$1 spec=$2 dir=.carry/variants t
+  local name=$1 spec=$2 dir=.carry/variants tgt=target flags= wt=
+  local tests="--test network_gpu ${EXTRA:+$(printf -- '--test %s ' $EXTRA)}"
   mkdir -p "$dir"
   if [[ $spec == rev:* ]]; then
-    local wt=/tmp/tessel-variant-$name
+    wt=/tmp/tessel-variant-$name
+    tgt=/tmp/tessel-variant-target
     rm -rf "$wt"
     git worktree add --force --detach "$wt" "${spec#rev:}" >/dev/null
     # The worktree has no .tools of its own: the shaders' compiler comes from this checkout.
-    (cd "$wt" && GLSLANG_VALIDATOR=${GLSLANG_VALIDATOR:-$OLDPWD/.tools/glslang/cmeel.prefix/bin/glslangValidator} CARGO_TARGET_DIR=/tmp/tessel-variant-target cargo test --release -p tessel-hip --test network_gpu --no-run 2>&1 | tail -2)
-    cp "$(newest /tmp/tessel-variant-target network_gpu)" "$dir/$name"
-    git worktree remove --force "$wt"
+    # shellcheck disable=SC2086
+    (cd "$wt" && export GLSLANG_VALIDATOR=${GLSLANG_VALIDATOR:-$OLDPWD/.tools/glslang/cmeel.prefix/bin/glslangValidator} CARGO_TARGET_DIR=$tgt &&
+      cargo test --release -p tessel-hip $tests --no-run 2>&1 | tail -2 &&
+      if [ "${FRAME:-0}" = 1 ]; then cargo build --release --bin tessel 2>&1 | tail -1; fi)
   else
-    # One build of every test binary the variant needs (env: the default flags).
-    local flags=$spec
+    # One build of every binary the variant needs (env: the default flags).
+    flags=$spec
     [[ $spec == env:* ]] && flags=
-    TESSEL_KERNEL_CFLAGS="$flags" cargo test --release -p tessel-hip --test network_gpu ${EXTRA:+$(printf -- '--test %s ' $EXTRA)} --no-run 2>&1 | tail -2
-    cp "$(newest target network_gpu)" "$dir/$name"
-    for t in ${EXTRA:-}; do cp "$(newest target "$t")" "$dir/$name.$t"; done
+    # shellcheck disable=SC2086
+    TESSEL_KERNEL_CFLAGS="$flags" cargo test --release -p tessel-hip $tests --no-run 2>&1 | tail -2
+    if [ "${FRAME:-0}" = 1 ]; then TESSEL_KERNEL_CFLAGS="$flags" cargo build --release --bin tessel 2>&1 | tail -1; fi
   fi
+  cp "$(newest $tgt network_gpu)" "$dir/$name"
+  for t in ${EXTRA:-}; do cp "$(newest $tgt "$t")" "$dir/$name.$t"; done
+  if [ "${FRAME:-0}" = 1 ]; then cp "$tgt/release/tessel" "$dir/$name.tessel"; fi
+  if [ -n "$wt" ]; then git worktree remove --force "$wt"; fi
   echo "$name: ${spec:-(default flags)}" >> "$dir/VARIANTS"
 }
 
@@ -50,6 +59,7 @@ if [ "$mode" = build ]; then
   for v in "$@"; do build_one "${v%%=*}" "${v#*=}"; done
   # Leave the default build in target/ as it was.
   cargo test --release -p tessel-hip --test network_gpu --no-run 2>&1 | tail -1
+  if [ "${FRAME:-0}" = 1 ]; then cargo build --release --bin tessel 2>&1 | tail -1; fi
   mkdir -p .carrypack
   tar czf .carrypack/variants.tgz .carry/variants
   ls -la .carry/variants .carrypack/variants.tgz
@@ -81,6 +91,12 @@ for r in $(seq 1 "$rounds"); do
     fi
     run_variant .carry/variants/$n --test-threads=1 --nocapture native_network_gpu_time > "$OUT/time_${n}_$r.log" 2>&1 || echo "FAILED: $n time"
     grep -E "native network|^  [a-z]" "$OUT/time_${n}_$r.log" | grep -v registers
+    if [ -x .carry/variants/$n.tessel ]; then
+      # The whole frame on the Vulkan path (the front and back stages, and the network as
+      # `auto` runs it), GPU timestamps: the resident pass of 200 frames back to back.
+      run_variant .carry/variants/$n.tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 200 > "$OUT/frame_${n}_$r.log" 2>&1 || echo "FAILED: $n frame"
+      grep -E "back to back" "$OUT/frame_${n}_$r.log"
+    fi
     if [ "$r" = 1 ] && [ -x .carry/variants/$n.split_gpu ]; then
       run_variant .carry/variants/$n.split_gpu --test-threads=1 --nocapture split_frame_with > "$OUT/split_$n.log" 2>&1 || echo "FAILED: $n split"
       grep -E "1,000 frames" "$OUT/split_$n.log"
@@ -103,5 +119,8 @@ for n in $names; do
   line="$line | $(grep -oP 'worst head: \K[0-9.]+' "$OUT/golden_$n.log" || echo '?')"
   [ -f "$OUT/split_$n.log" ] && line="$line | split worst $(grep -oP '1,000 frames, worst \K[0-9.]+' "$OUT/split_$n.log" | sort -n | head -1)"
   [ -f "$OUT/in_vulkan_$n.log" ] && line="$line | in Vulkan vs shaders worst $(grep -oP '300 frames.*worst \K[0-9.]+' "$OUT/in_vulkan_$n.log")"
+  for r in $(seq 1 "$rounds"); do
+    [ -f "$OUT/frame_${n}_$r.log" ] && line="$line | frame $(grep -oP 'back to back.*?frame \K[0-9.]+' "$OUT/frame_${n}_$r.log"), input $(grep -oP 'back to back.*?input \K[0-9.]+' "$OUT/frame_${n}_$r.log")"
+  done
   echo "$line"
 done
