@@ -54,7 +54,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     let shared = &engine.model.shared;
     let weights = vk_stages::memory::upload(shared, "native weights", &blob).map_err(|e| e.to_string())?;
     let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, weights.address + v)).collect();
-    let plan = crate::plan::build(cfg, &engine.grid, &engine.net_buffers(), &tensors, crate::network::plan_kernels(&Ok(matrix)));
+    let plan = crate::plan::build(cfg, &engine.grid, &engine.net_buffers(), &tensors, matrix.into());
     // Only the kernels the plan launches: the 48 KiB limit applies to what runs.
     let mut kernels: Vec<NativeKernel> = Vec::new();
     for l in &plan {

@@ -68,15 +68,6 @@ pub fn matrix_choice(target: &str) -> std::result::Result<tessel_kernels::Matrix
     tessel_kernels::matrix_path(target).ok_or_else(|| format!("none written for {target}"))
 }
 
-/// The plan's kernels for a matrix-core choice.
-pub fn plan_kernels(matrix: &std::result::Result<tessel_kernels::Matrix, String>) -> crate::plan::Kernels {
-    match matrix {
-        Ok(tessel_kernels::Matrix::MmaSync) => crate::plan::Kernels::MmaSync,
-        Ok(tessel_kernels::Matrix::Wgmma) => crate::plan::Kernels::Wgmma,
-        Err(_) => crate::plan::Kernels::Portable,
-    }
-}
-
 impl Network {
     /// Uploads a package and allocates everything for one output size (standalone buffers).
     pub fn new(ctx: &Arc<Context>, pkg: &ModelPackage, output: (usize, usize)) -> Result<Network> {
@@ -119,7 +110,7 @@ impl Network {
             attn: scratch[l + 1].ptr().0,
             hidden: scratch[l + 2].ptr().0,
         };
-        let plan = build(cfg, &grid, &bufs, &tensors, plan_kernels(&matrix));
+        let plan = build(cfg, &grid, &bufs, &tensors, matrix.as_ref().map_or(crate::plan::Kernels::Portable, |m| (*m).into()));
         Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix })
     }
 

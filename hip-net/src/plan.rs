@@ -119,6 +119,15 @@ pub enum Kernels {
     Wgmma,
 }
 
+impl From<tessel_kernels::Matrix> for Kernels {
+    fn from(m: tessel_kernels::Matrix) -> Kernels {
+        match m {
+            tessel_kernels::Matrix::MmaSync => Kernels::MmaSync,
+            tessel_kernels::Matrix::Wgmma => Kernels::Wgmma,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum Args {
     Linear(LinearArgs),
@@ -493,9 +502,9 @@ mod tests {
         let wg = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
         assert_eq!(plain.len(), wg.len());
         for (a, b) in plain.iter().zip(&wg) {
-            let (Args::Block(pa, _), Args::Block(pb, _)) = (a.args, b.args) else { panic!("{}: not a block", a.label) };
-            let block = a.label.split('+').find(|s| s.contains('.')).unwrap();
-            let c = if block.starts_with("mid") { 96 } else if block.ends_with("1.0") || block.ends_with("1.1") { 48 } else { 32 };
+            let (Args::Block(pa, layer), Args::Block(pb, _)) = (a.args, b.args) else { panic!("{}: not a block", a.label) };
+            let spec = cfg.blocks().into_iter().find(|s| s.layer == layer).unwrap();
+            let (block, c) = (spec.name.as_str(), cfg.channels[spec.level]);
             // The same kernel, grid and arguments but the first weight pointer.
             assert_eq!((a.kernel, a.grid, a.block), (b.kernel, b.grid, b.block), "{}", a.label);
             assert_eq!(pa.qkv_w, tensors[&format!("{block}.qkv.weight#frag")], "{}", a.label);

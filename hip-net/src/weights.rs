@@ -85,9 +85,6 @@ pub fn qkv_rows_per_head(w: &[f16], c: usize) -> Vec<f16> {
     out
 }
 
-/// The widths whose blocks get a core blob (kernels/block_mma.hip's TS_WG).
-pub const CORE_MAX_CHANNELS: usize = 48;
-
 /// The f16 values of a vector widened to f32 (exact): the fused blocks read biases, LayerNorm
 /// parameters and position biases this way, with no conversion per use.
 pub fn vector_f32(v: &[f16]) -> Vec<u8> {
@@ -137,7 +134,7 @@ pub fn device_blob(pkg: &ModelPackage) -> (Vec<u8>, HashMap<String, u64>) {
     for spec in pkg.config.tensor_specs() {
         let Some(block) = spec.name.strip_suffix(".qkv.weight") else { continue };
         let (c, hid) = (spec.shape[1], pkg.tensor(&format!("{block}.fc1.weight")).shape[0]);
-        if c % 16 != 0 || c > CORE_MAX_CHANNELS || hid % 16 != 0 {
+        if c % 16 != 0 || c > tessel_kernels::WGMMA_MAX_CHANNELS || hid % 16 != 0 {
             continue;
         }
         let w = |name: &str| -> Vec<f16> { pkg.tensor(&format!("{block}.{name}")).data.iter().map(|v| f16::from_f32(*v)).collect() };
