@@ -94,6 +94,19 @@ struct BlockArgs {
 #else
 #define TS_WG(C) 0
 #endif
+// The wider blocks (64 to 128 channels, TS_WS) take the same products from shared memory, their
+// weights too many to hold at once (144 KiB at C = 96): a stream blob (`<block>.stream`) of 2H
+// phases of 128 C bytes each, the H heads' (qkv rows of head h, then proj's columns of head h)
+// and the H MLP steps' (fc1 rows of two hidden chunks, then fc2's columns of them), copied into a
+// ring of two buffers one phase ahead (stream_phase).
+#if defined(TS_HAS_WGMMA)
+#define TS_WS(C) ((C) > 48 && (C) <= 128)
+#else
+#define TS_WS(C) 0
+#endif
+#define TS_PHASE_BYTES(C) (128 * (C))
+// Shared memory for the weights: the whole core blob (TS_WG), the ring of two phases (TS_WS).
+#define TS_WSM_WORDS(C) (TS_WG(C) ? TS_CORE_BYTES(C) / 4 : TS_WS(C) ? 2 * TS_PHASE_BYTES(C) / 4 : 4)
 // Byte offsets of the matrices in a block's core blob: qkv (rows per head: q, k, v), proj, fc1,
 // fc2; and of the core-matrix pair (8 rows, k tile kt) at 8-row block nb of a matrix of n rows.
 #define TS_CORE_QKV(C) 0
@@ -150,6 +163,37 @@ union BlockShared {
 #endif
 TS_INLINE ts_u64 core_desc(const ts_uint* wsm, ts_uint off) {
     return ts_wgmma_desc((const char*)wsm + off, TS_WG_LBO, TS_WG_SBO);
+}
+
+// Phase q of the block's stream blob (TS_WS) into ring buffer q % 2, every thread its share, as
+// one group of copies; nothing past the last phase.
+template <int C>
+TS_INLINE void stream_copy(const BlockArgs& p, ts_uint* ring, int q) {
+    constexpr int WORDS = TS_PHASE_BYTES(C) / 4;
+    if (q >= 2 * (C / 16)) return;
+    const ts_uint* src = (const ts_uint*)p.qkv_w + q * WORDS;
+    ts_uint* dst = ring + (q % 2) * WORDS;
+    for (ts_uint e = ts_thread_x(); e < WORDS / 4; e += TS_BLOCK_THREADS) ts_cp_async16(dst + 4 * e, src + 4 * e);
+    ts_cp_async_commit();
+}
+
+// Phase q's weights, ready for every warp in ring buffer q % 2 (phases 0 and 1 were requested at
+// the start): after a barrier (every warp is done with phase q - 1, whose buffer phase q + 1
+// then takes), phase q's copies have arrived while phase q + 1's may still be on their way.
+template <int C>
+TS_INLINE const ts_uint* stream_phase(const BlockArgs& p, ts_uint* ring, int q) {
+    if (q > 0) {
+        ts_sync();
+        stream_copy<C>(p, ring, q + 1);
+    }
+    if (q + 1 < 2 * (C / 16)) {
+        ts_cp_async_wait_but_one();
+    } else {
+        ts_cp_async_wait_all();
+    }
+    ts_fence_async_shared();
+    ts_sync();
+    return ring + (q % 2) * (TS_PHASE_BYTES(C) / 4);
 }
 #endif
 
@@ -216,7 +260,7 @@ TS_INLINE ts_uint window_token(const BlockArgs& p, WindowOrigin o, ts_uint r) {
 }
 
 template <int C>
-TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint warp, ts_uint g, ts_uint t, AttnShared<C>& sm, const ts_uint* wsm) {
+TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint warp, ts_uint g, ts_uint t, AttnShared<C>& sm, ts_uint* wsm) {
     constexpr int KT = C / 16, H = C / 16;
     auto& keys = sm.keys;
     auto& values = sm.values;
@@ -244,16 +288,27 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
     for (int h = 0; h < H; h++) {
         float q[2][4], k[2][4], v[2][4];
 #if defined(TS_HAS_WGMMA)
-        if constexpr (TS_WG(C) != 0) {
-            // q, k, v of head h: 48 consecutive rows of the core blob's qkv.
+        // Head h's weights: in the core blob (TS_WG), or its phase of the stream (TS_WS, which
+        // also is the barrier after the previous head); byte offsets of its qkv rows (k tile 0;
+        // each k tile QKV_KT further) and of its proj columns.
+        const ts_uint* wb = wsm;
+        constexpr ts_uint QKV_KT = TS_WS(C) ? 6 * 256 : (3 * C / 8) * 256;
+        ts_uint qkv_at = TS_CORE_QKV(C) + TS_CORE_AT(3 * C, 0, 6 * h), proj_at = TS_CORE_PROJ(C) + TS_CORE_AT(C, h, 0);
+        if constexpr (TS_WS(C) != 0) {
+            wb = stream_phase<C>(p, wsm, h);
+            qkv_at = 0;
+            proj_at = 96 * C;
+        }
+        if constexpr (TS_WG(C) != 0 || TS_WS(C) != 0) {
+            // q, k, v of head h: 48 consecutive rows.
             float qkv[6][4];
 #pragma unroll
             for (int i = 0; i < 6; i++) bias_tile(qkv[i], p.qkv_b, (i / 2) * C + 16 * h + 8 * (i % 2), t);
             ts_wgmma_fence();
 #pragma unroll
-            for (int kt = 0; kt < KT; kt++) ts_wgmma<6>(qkv, an[kt], core_desc(wsm, TS_CORE_QKV(C) + TS_CORE_AT(3 * C, kt, 6 * h)));
+            for (int kt = 0; kt < KT; kt++) ts_wgmma<6>(qkv, an[kt], core_desc(wb, qkv_at + kt * QKV_KT));
             ts_wgmma_wait();
-            if (h > 0) ts_sync();
+            if (h > 0 && TS_WG(C) != 0) ts_sync();
 #pragma unroll
             for (int nt = 0; nt < 2; nt++) {
                 ts_uint d = 8 * nt + 2 * t;
@@ -273,7 +328,7 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
         }
 #endif
 #pragma unroll
-        for (int nt = 0; nt < 2 && !TS_WG(C); nt++) {
+        for (int nt = 0; nt < 2 && !TS_WG(C) && !TS_WS(C); nt++) {
             ts_uint n = 16 * h + 8 * nt;
             bias_tile(q[nt], p.qkv_b, n, t);
             bias_tile(k[nt], p.qkv_b, C + n, t);
@@ -349,9 +404,9 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
         ts_c_to_a(oa, o[0], o[1], ts_rcp(l0), ts_rcp(l1));
         // x += O_h W_proj[:, 16h .. 16h + 16]^T
 #if defined(TS_HAS_WGMMA)
-        if constexpr (TS_WG(C) != 0) {
+        if constexpr (TS_WG(C) != 0 || TS_WS(C) != 0) {
             ts_wgmma_fence();
-            ts_wgmma<C / 8>(xr, oa, core_desc(wsm, TS_CORE_PROJ(C) + TS_CORE_AT(C, h, 0)));
+            ts_wgmma<C / 8>(xr, oa, core_desc(wb, proj_at));
             ts_wgmma_wait();
             continue;
         }
@@ -377,18 +432,30 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
 
 // x += SiLU(LN2(x) W1[chunks hc0 .. hc0 + N]^T + b1) W2[:, chunks]^T.
 template <int C, int N>
-TS_INLINE void mlp_chunks(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint hc0, ts_uint t, const ts_uint* wsm) {
+TS_INLINE void mlp_chunks(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint hc0, ts_uint t, ts_uint* wsm) {
     constexpr int KT = C / 16;
     ts_uint ha[N][4];
 #if defined(TS_HAS_WGMMA)
-    if constexpr (TS_WG(C) != 0) {
+    if constexpr (TS_WG(C) != 0 || TS_WS(C) != 0) {
+        // The chunks' weights: in the core blob (TS_WG), or the step's phase of the stream
+        // (TS_WS: two chunks a step, the fc1 rows then the fc2 columns); byte offsets of the fc1
+        // rows (k tile 0; each k tile FC1_KT further) and of the first chunk's fc2 columns.
+        static_assert(TS_WS(C) == 0 || N == 2, "a stream phase holds two hidden chunks");
+        const ts_uint* wb = wsm;
+        constexpr ts_uint FC1_KT = TS_WS(C) ? 4 * 256 : (2 * C / 8) * 256;
+        ts_uint fc1_at = TS_CORE_FC1(C) + TS_CORE_AT(2 * C, 0, 2 * hc0), fc2_at = TS_CORE_FC2(C) + TS_CORE_AT(C, hc0, 0);
+        if constexpr (TS_WS(C) != 0) {
+            wb = stream_phase<C>(p, wsm, C / 16 + hc0 / 2);
+            fc1_at = 0;
+            fc2_at = 64 * C;
+        }
         // The group's chunks as one product of 16 N columns, then each chunk's fc2 into the stream.
         float hh[2 * N][4];
 #pragma unroll
         for (int i = 0; i < 2 * N; i++) bias_tile(hh[i], p.fc1_b, 16 * hc0 + 8 * i, t);
         ts_wgmma_fence();
 #pragma unroll
-        for (int kt = 0; kt < KT; kt++) ts_wgmma<2 * N>(hh, an[kt], core_desc(wsm, TS_CORE_FC1(C) + TS_CORE_AT(2 * C, kt, 2 * hc0)));
+        for (int kt = 0; kt < KT; kt++) ts_wgmma<2 * N>(hh, an[kt], core_desc(wb, fc1_at + kt * FC1_KT));
         ts_wgmma_wait();
 #pragma unroll
         for (int c = 0; c < N; c++) {
@@ -400,7 +467,7 @@ TS_INLINE void mlp_chunks(const BlockArgs& p, float xr[C / 8][4], const ts_uint 
         }
         ts_wgmma_fence();
 #pragma unroll
-        for (int c = 0; c < N; c++) ts_wgmma<C / 8>(xr, ha[c], core_desc(wsm, TS_CORE_FC2(C) + TS_CORE_AT(C, hc0 + c, 0)));
+        for (int c = 0; c < N; c++) ts_wgmma<C / 8>(xr, ha[c], core_desc(wb, fc2_at + c * (C / 8) * 256));
         ts_wgmma_wait();
         return;
     }
@@ -429,12 +496,13 @@ TS_INLINE void mlp_chunks(const BlockArgs& p, float xr[C / 8][4], const ts_uint 
 }
 
 template <int C>
-TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint g, ts_uint t, const ts_uint* wsm) {
+TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint g, ts_uint t, ts_uint* wsm) {
     constexpr int N = TS_MLP_GROUP(C);
     ts_uint chunks = p.hidden / 16, hc = 0;
 #pragma unroll 1
     for (; hc + N <= chunks; hc += N) mlp_chunks<C, N>(p, xr, an, hc, t, wsm);
-    if (N > 1) {
+    // (A streamed block's MLP of 2C is C / 8 chunks: an even count, no remainder.)
+    if constexpr (N > 1 && TS_WS(C) == 0) {
 #pragma unroll 1
         for (; hc < chunks; hc++) mlp_chunks<C, 1>(p, xr, an, hc, t, wsm);
     }
@@ -675,11 +743,17 @@ TS_INLINE void block_body(const BlockArgs& p) {
     TS_SHARED __attribute__((aligned(16))) BlockShared<C, STAGED> sm;
     ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0];
     // The block's weights in core matrices (TS_WG): copied while the input loads.
-    TS_SHARED __attribute__((aligned(128))) ts_uint wsm[TS_WG(C) ? TS_CORE_BYTES(C) / 4 : 4];
+    TS_SHARED __attribute__((aligned(128))) ts_uint wsm[TS_WSM_WORDS(C)];
     if constexpr (TS_WG(C) != 0) {
         for (ts_uint e = ts_thread_x(); e < TS_CORE_BYTES(C) / 16; e += TS_BLOCK_THREADS) ts_cp_async16(wsm + 4 * e, (const ts_uint*)p.qkv_w + 4 * e);
         ts_cp_async_commit();
     }
+#if defined(TS_HAS_WGMMA)
+    if constexpr (TS_WS(C) != 0) {
+        stream_copy<C>(p, wsm, 0);
+        stream_copy<C>(p, wsm, 1);
+    }
+#endif
     float xr[C / 8][4];
     if (IN == TS_IN_MERGE) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
     if (IN == TS_IN_EMBED) block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);

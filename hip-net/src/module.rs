@@ -335,6 +335,8 @@ mod tests {
         let wide_mlp = NetworkConfig { mlp_ratio: 4, ..cfg.clone() };
         assert_eq!(code_object_for_model("sm_90", &wide_mlp).unwrap().target, "sm_90");
         assert!(wgmma_object("sm_90", &wide_mlp).unwrap_err().contains("MLP of 128"));
+        let narrow_mlp = NetworkConfig { mlp_ratio: 1, ..cfg.clone() };
+        assert!(wgmma_object("sm_90", &narrow_mlp).unwrap_err().contains("MLP of 32"), "every width streams for an MLP of 2C");
         assert_eq!(code_object_for_model("gfx1100", &cfg).unwrap().target, "gfx1100");
     }
 

@@ -303,11 +303,18 @@ impl Builder<'_> {
             let (merge, expand) = (ends.input == BlockIn::Merge, ends.output == BlockOut::Expand);
             let pixel = head && self.cfg.pixel_head;
             let when = |on: bool, name: &str| if on { self.t(name) } else { 0 };
-            // The sm_90a blocks up to 48 channels stage the block's core blob from its start.
-            let core = self.kernels == Kernels::Wgmma && c <= tessel_kernels::WGMMA_MAX_CHANNELS;
+            // The sm_90a blocks take their weights from the block's core blob (up to 48 channels)
+            // or its stream blob (wider), from its start.
+            let wg = self.kernels == Kernels::Wgmma;
+            let qkv_w = match c {
+                _ if !wg => p("qkv.weight#frag"),
+                c if c <= tessel_kernels::WGMMA_MAX_CHANNELS => self.t(&format!("{n}.core")),
+                c if c <= tessel_kernels::WGMMA_STREAM_MAX_CHANNELS => self.t(&format!("{n}.stream")),
+                _ => p("qkv.weight#frag"),
+            };
             let a = BlockArgs {
                 x: self.bufs.x[l],
-                qkv_w: if core { self.t(&format!("{n}.core")) } else { p("qkv.weight#frag") },
+                qkv_w,
                 qkv_b: p("qkv.bias#f32"),
                 proj_w: p("proj.weight#frag"),
                 proj_b: p("proj.bias#f32"),
@@ -449,6 +456,7 @@ mod tests {
         m.insert(crate::weights::HEAD_AND_PIXEL_BIAS.to_string(), 0x0fff_0000);
         for (i, b) in cfg.blocks().iter().enumerate() {
             m.insert(format!("{}.core", b.name), 0x2000_0000 + 65536 * i as u64);
+            m.insert(format!("{}.stream", b.name), 0x2800_0000 + 65536 * i as u64);
         }
         m
     }
@@ -496,7 +504,7 @@ mod tests {
     }
 
     #[test]
-    fn sm_90a_blocks_up_to_48_channels_read_their_core_blob() {
+    fn sm_90a_blocks_read_their_core_or_stream_blob() {
         let (cfg, g, bufs, tensors) = fixture();
         let plain = build(&cfg, &g, &bufs, &tensors, Kernels::MmaSync);
         let wg = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
@@ -508,7 +516,7 @@ mod tests {
             // The same kernel, grid and arguments but the first weight pointer.
             assert_eq!((a.kernel, a.grid, a.block), (b.kernel, b.grid, b.block), "{}", a.label);
             assert_eq!(pa.qkv_w, tensors[&format!("{block}.qkv.weight#frag")], "{}", a.label);
-            let want = if c <= 48 { tensors[&format!("{block}.core")] } else { pa.qkv_w };
+            let want = tensors[&format!("{block}.{}", if c <= 48 { "core" } else { "stream" })];
             assert_eq!(pb.qkv_w, want, "{} ({c} channels)", a.label);
             // qkv_w is bytes 8..16 (after x).
             let (mut x, mut y) = (a.arg_bytes(0), b.arg_bytes(0));

@@ -85,6 +85,29 @@ pub fn qkv_rows_per_head(w: &[f16], c: usize) -> Vec<f16> {
     out
 }
 
+/// Columns c0 .. c0 + n of a row-major matrix [rows][k], as a row-major [rows][n].
+fn columns(w: &[f16], k: usize, c0: usize, n: usize) -> Vec<f16> {
+    w.chunks(k).flat_map(|row| row[c0..c0 + n].iter().copied()).collect()
+}
+
+/// A block's stream blob (kernels/block_mma.hip's TS_WS, an MLP of 2C): 2H phases of 128 C bytes,
+/// for each head h its qkv rows (`qkv` already per head: 48 rows) then proj's columns 16h ..
+/// 16h + 16, then for each MLP step s fc1's rows 32s .. 32s + 32 then fc2's columns of them, each
+/// part in core-matrix order.
+pub fn stream_order(qkv: &[f16], proj: &[f16], fc1: &[f16], fc2: &[f16], c: usize) -> Vec<u8> {
+    let (heads, hid) = (c / 16, 2 * c);
+    let mut out = Vec::with_capacity(16 * c * c);
+    for h in 0..heads {
+        out.extend(core_order(&qkv[48 * h * c..48 * (h + 1) * c], 48, c));
+        out.extend(core_order(&columns(proj, c, 16 * h, 16), c, 16));
+    }
+    for step in 0..hid / 32 {
+        out.extend(core_order(&fc1[32 * step * c..32 * (step + 1) * c], 32, c));
+        out.extend(core_order(&columns(fc2, hid, 32 * step, 32), c, 32));
+    }
+    out
+}
+
 /// The f16 values of a vector widened to f32 (exact): the fused blocks read biases, LayerNorm
 /// parameters and position biases this way, with no conversion per use.
 pub fn vector_f32(v: &[f16]) -> Vec<u8> {
@@ -134,15 +157,20 @@ pub fn device_blob(pkg: &ModelPackage) -> (Vec<u8>, HashMap<String, u64>) {
     for spec in pkg.config.tensor_specs() {
         let Some(block) = spec.name.strip_suffix(".qkv.weight") else { continue };
         let (c, hid) = (spec.shape[1], pkg.tensor(&format!("{block}.fc1.weight")).shape[0]);
-        if c % 16 != 0 || c > tessel_kernels::WGMMA_MAX_CHANNELS || hid % 16 != 0 {
+        if c % 16 != 0 || c > tessel_kernels::WGMMA_STREAM_MAX_CHANNELS || hid % 16 != 0 {
             continue;
         }
         let w = |name: &str| -> Vec<f16> { pkg.tensor(&format!("{block}.{name}")).data.iter().map(|v| f16::from_f32(*v)).collect() };
-        let mut core = core_order(&qkv_rows_per_head(&w("qkv.weight"), c), 3 * c, c);
-        core.extend(core_order(&w("proj.weight"), c, c));
-        core.extend(core_order(&w("fc1.weight"), hid, c));
-        core.extend(core_order(&w("fc2.weight"), c, hid));
-        put(format!("{block}.core"), core);
+        let (qkv, proj, fc1, fc2) = (qkv_rows_per_head(&w("qkv.weight"), c), w("proj.weight"), w("fc1.weight"), w("fc2.weight"));
+        if c <= tessel_kernels::WGMMA_MAX_CHANNELS {
+            let mut core = core_order(&qkv, 3 * c, c);
+            core.extend(core_order(&proj, c, c));
+            core.extend(core_order(&fc1, hid, c));
+            core.extend(core_order(&fc2, c, hid));
+            put(format!("{block}.core"), core);
+        } else if hid == 2 * c {
+            put(format!("{block}.stream"), stream_order(&qkv, &proj, &fc1, &fc2, c));
+        }
     }
     (blob, offsets)
 }
@@ -241,7 +269,23 @@ mod tests {
                 assert_eq!(wgmma_b(&blob, base + fc2 + core_at(c, chunk, 0), 14, 10), w(&format!("{block}.fc2.weight"), 10, 16 * chunk + 14));
             }
         }
-        assert!(!offsets.contains_key("mid.0.core"), "96 channels keep their weights in global memory");
+        assert!(!offsets.contains_key("mid.0.core"), "96 channels stream their weights");
+        // The 96-channel blocks' stream: phase h at 128 C h (qkv of head h at k tile kt 6 · 256 kt
+        // further, proj's columns of head h at 96 C), step s at 128 C (H + s) (fc1's rows of two
+        // chunks, 4 · 256 a k tile, fc2's columns at 64 C, (C / 8) · 256 a chunk).
+        let c = 96;
+        for block in ["mid.0", "mid.1"] {
+            let base = offsets[&format!("{block}.stream")] as usize;
+            let phase = |q: usize| base + 128 * c * q;
+            for (h, kt) in [(0, 0), (2, 3), (5, 5)] {
+                assert_eq!(wgmma_b(&blob, phase(h) + kt * 6 * 256, 7, 20), w(&format!("{block}.qkv.weight"), c + 16 * h + 4, 16 * kt + 7), "{block} qkv h {h}");
+                assert_eq!(wgmma_b(&blob, phase(h) + 96 * c, 11, 90), w(&format!("{block}.proj.weight"), 90, 16 * h + 11), "{block} proj h {h}");
+            }
+            for (step, kt) in [(0, 0), (3, 2), (5, 5)] {
+                assert_eq!(wgmma_b(&blob, phase(6 + step) + kt * 4 * 256, 2, 25), w(&format!("{block}.fc1.weight"), 32 * step + 25, 16 * kt + 2), "{block} fc1 step {step}");
+                assert_eq!(wgmma_b(&blob, phase(6 + step) + 64 * c + 12 * 256, 13, 77), w(&format!("{block}.fc2.weight"), 77, 32 * step + 16 + 13), "{block} fc2 step {step}");
+            }
+        }
     }
 
     #[test]

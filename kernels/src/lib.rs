@@ -178,15 +178,17 @@ pub fn matrix_path(target: &str) -> Option<Matrix> {
     (sm >= 80).then_some(Matrix::MmaSync)
 }
 
-/// Whether the sm_90a kernels can run a block of `channels` with an MLP of `hidden`: widths above
-/// 48 keep their weights in global memory whatever the MLP; up to 48 the shared memory holds the
-/// block's four matrices for an MLP of 2C (kernels/block_mma.hip's TS_WG).
+/// Whether the sm_90a kernels can run a block of `channels` with an MLP of `hidden`: their shared
+/// memory is laid out for an MLP of 2C, the whole block's weights up to 48 channels
+/// (kernels/block_mma.hip's TS_WG), a stream of them from 64 to 128 (TS_WS).
 pub fn wgmma_fits(channels: usize, hidden: usize) -> bool {
-    channels > WGMMA_MAX_CHANNELS || hidden == 2 * channels
+    hidden == 2 * channels
 }
 
-/// The widest level whose sm_90a blocks take their weights from shared memory.
+/// The widest level whose sm_90a blocks hold all their weights in shared memory at once; wider
+/// ones, up to [`WGMMA_STREAM_MAX_CHANNELS`], stream them.
 pub const WGMMA_MAX_CHANNELS: usize = 48;
+pub const WGMMA_STREAM_MAX_CHANNELS: usize = 128;
 
 /// The sm_90a PTX (warpgroup products), for compute capability 9.0 only: its architecture-specific
 /// instructions run on no other.

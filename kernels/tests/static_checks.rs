@@ -55,10 +55,9 @@ fn ptx_is_chosen_by_compute_capability() {
     assert_eq!(ptx_wgmma_for(9, 0).unwrap().target, "sm_90a");
     assert!(ptx_wgmma_for(10, 0).is_none() && ptx_wgmma_for(8, 9).is_none() && ptx_wgmma_for(12, 0).is_none());
     assert_eq!(matrix_path("sm_90a"), Some(Matrix::Wgmma));
-    // Up to 48 channels the sm_90a blocks hold their weights for an MLP of 2C; wider ones read
-    // them from global memory whatever the MLP.
-    assert!(wgmma_fits(32, 64) && wgmma_fits(48, 96) && wgmma_fits(96, 384));
-    assert!(!wgmma_fits(32, 128) && !wgmma_fits(48, 48));
+    // The sm_90a blocks hold (up to 48 channels) or stream (wider) their weights for an MLP of 2C.
+    assert!(wgmma_fits(32, 64) && wgmma_fits(48, 96) && wgmma_fits(96, 192));
+    assert!(!wgmma_fits(32, 128) && !wgmma_fits(48, 48) && !wgmma_fits(96, 384));
 }
 
 #[test]
@@ -100,7 +99,8 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
     // variants stage their 4 warps' 16 token rows, one column half (32 words + 4 of padding) at
     // a time, in the same bytes (a union: the stage is used before and after the attention); the
     // merge and expand variants read and write the level below in place.
-    // The sm_90a blocks up to 48 channels also hold their four weight matrices (16 C^2 bytes).
+    // The sm_90a blocks up to 48 channels also hold their four weight matrices (16 C^2 bytes),
+    // the wider ones two phases of their stream (2 x 128 C bytes).
     for target in ["sm_90", "sm_90a"] {
         let object = code_object(target).unwrap();
         for (c, ends, k) in BLOCK_MMA {
@@ -110,6 +110,7 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
             let stage = if ends.stages_rows() { 4 * 16 * 36 * 4 } else { 0 };
             let weights = match (target, *c as u32) {
                 ("sm_90a", c) if c <= 48 => 16 * c * c,
+                ("sm_90a", c) => 2 * 128 * c,  // the stream's two phases
                 _ => 0,
             };
             assert_eq!(info.lds, attention.max(stage) + weights, "{target} {k}");
