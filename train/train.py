@@ -20,7 +20,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tessel_train import experimental, scenes, stages  # noqa: E402
+from tessel_train import experimental, scene_data, scenes, stages  # noqa: E402
 from tessel_train.export import export_package, load_net, round_weights_f16  # noqa: E402
 from tessel_train.golden import write_all  # noqa: E402
 from tessel_train.net import Config, TesselNet, init_like_reference  # noqa: E402
@@ -314,6 +314,10 @@ def parse_args():
     ap.add_argument("--hazard-kinds", type=hazard_kinds, default=HAZARD_KINDS, metavar="K1,K2,...",
                     help=f"which hazards --hazards draws (default all: {','.join(HAZARD_KINDS)}; tessel-v8 trained with light,veil,screen, tessel-v9 with all)")
     ap.add_argument("--val-seqs", type=int, default=32, help="validation sequences per ratio")
+    ap.add_argument("--scene-data", default=None, metavar="DIR",
+                    help="add the `tessel scene` sequences below DIR (scripts/scene_data.sh: the held-out scenes' generator, other seeds) to each ratio's training cache")
+    ap.add_argument("--scene-val", default=None, metavar="DIR",
+                    help="add the `tessel scene` sequences below DIR to the validation set (at least --val-frames frames between cuts)")
     ap.add_argument("--val-frames", type=int, default=24)
     ap.add_argument("--val-every", type=float, default=60.0,
                     help="seconds between validations; the package gets the weights that validated best")
@@ -511,7 +515,7 @@ def train(tr, cache, val, base_val, start, t_start, ckpt_path):
     s0, t_warm = tr.step, None  # the plan is made from this run's steps 10..40 (10 warm-up steps excluded)
     while tr.total_steps is None or tr.step < tr.total_steps:
         ratio = RATIOS[draw_ratio(g, tr.ratio_weights)]
-        idx = torch.randint(0, a.cache, (a.batch,), generator=g).to(dev)
+        idx = torch.randint(0, cache[ratio]["color"].shape[1], (a.batch,), generator=g).to(dev)  # --scene-data adds to --cache
         b = batch_from(cache, ratio, idx, draw_aug(g, a.aug_stops) if a.augment else None)
         hist, prev = None, (None, None)
         for c in range(a.frames // a.chunk):
@@ -569,6 +573,11 @@ def main():
     log(f"training cache: {a.cache} sequences x {len(RATIOS)} ratios x {a.frames} frames at {a.size}^2 in {t_data:.1f} s"
         f" (data seed {data_seed}; " + (f"read from {found})" if found else "generated)"))
     val = stored_cache(a.data_cache, dev, a.val_seqs, a.val_frames, a.size, a.seed + 1, a.spp, a.hazards, a.hazard_kinds)[0]
+    for folder, frames, target, what in ((a.scene_data, a.frames, cache, "training"), (a.scene_val, a.val_frames, val, "validation")):
+        if folder:
+            extra = scene_data.load_scene_folder(folder, frames, a.size, RATIOS, dev)
+            scene_data.append(target, extra)
+            log(f"{what}: + `tessel scene` sequences from {folder}: " + ", ".join(f"{r}x {d['color'].shape[1]}" for r, d in sorted(extra.items())))
     start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
@@ -605,7 +614,7 @@ def main():
                 complete=not stopped_early, shipped_step=tr.best["step"], shipped_weights=tr.best.get("weights", "raw"),
                 weight_average=tr.ema.decay if tr.ema else None, train_seconds=round(tr.seconds(), 1),
                 data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
-                tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, early_weight=a.exp_early_weight, temporal_weight=a.temporal_weight, validation=res,
+                tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, scene_data=a.scene_data, scene_val=a.scene_val, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, early_weight=a.exp_early_weight, temporal_weight=a.temporal_weight, validation=res,
                 initialised_from=tr.init, baseline_search=tr.search)
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
