@@ -71,8 +71,15 @@ struct BlockArgs {
     const ts_half* expand_w;  // [4 lower_c][c]
     const float* expand_b;
     ts_uint lower_c;     // a multiple of 16
-    ts_uint pad;
+    ts_uint flags;       // TS_STREAM_*: how the level's and the lower level's streams are stored
 };
+
+// Streams stored in f16 instead of f32 (BlockArgs::flags; hip-net's plan sets them for level 0,
+// whose stream the embedding writes, the merge and the expansion read, and the head reads): half
+// the bytes. The merge rounds its input to f16 in any case, so only the expansion's sum and the
+// blocks' residual between launches round once more.
+#define TS_STREAM_X_F16 1u
+#define TS_STREAM_LOWER_F16 2u
 
 // What a block reads first and writes last (template arguments of block_body).
 #define TS_IN_STREAM 0
@@ -558,7 +565,7 @@ TS_INLINE ts_uint lower_step(const BlockArgs& p, ts_uint q) {
 // The merge of the level below into the warp's rows (MERGE variant), as the linear kernel computes
 // it: gathered f32 inputs rounded to f16, bias first, then the k tiles in order. lower_c is a
 // multiple of 16, so each k tile lies within one child.
-template <int C>
+template <int C, bool H>
 TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint r0, ts_uint t) {
 #pragma unroll
     for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.merge_b, 8 * j, t);
@@ -567,11 +574,18 @@ TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin 
 #pragma unroll 4
     for (ts_uint kt = 0; kt < kts; kt++) {
         ts_uint q = 16 * kt / cin, c = 16 * kt % cin + 2 * t, step = lower_step(p, q);
-        const float* s0 = p.lower + (base0 + step) * cin + c;
-        const float* s1 = p.lower + (base1 + step) * cin + c;
-        ts_float2 v0 = *(const ts_float2*)s0, v1 = *(const ts_float2*)s1;
-        ts_float2 v2 = *(const ts_float2*)(s0 + 8), v3 = *(const ts_float2*)(s1 + 8);
-        ts_uint a[4] = {ts_pack(v0.x, v0.y), ts_pack(v1.x, v1.y), ts_pack(v2.x, v2.y), ts_pack(v3.x, v3.y)};
+        ts_uint a[4];
+        if constexpr (H) {
+            const ts_half* s0 = (const ts_half*)p.lower + (base0 + step) * cin + c;
+            const ts_half* s1 = (const ts_half*)p.lower + (base1 + step) * cin + c;
+            a[0] = ts_ld2(s0), a[1] = ts_ld2(s1), a[2] = ts_ld2(s0 + 8), a[3] = ts_ld2(s1 + 8);
+        } else {
+            const float* s0 = p.lower + (base0 + step) * cin + c;
+            const float* s1 = p.lower + (base1 + step) * cin + c;
+            ts_float2 v0 = *(const ts_float2*)s0, v1 = *(const ts_float2*)s1;
+            ts_float2 v2 = *(const ts_float2*)(s0 + 8), v3 = *(const ts_float2*)(s1 + 8);
+            a[0] = ts_pack(v0.x, v0.y), a[1] = ts_pack(v1.x, v1.y), a[2] = ts_pack(v2.x, v2.y), a[3] = ts_pack(v3.x, v3.y);
+        }
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
             ts_uint2 b = *ts_frag(p.merge_w, j, kts, kt);
@@ -586,7 +600,12 @@ TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin 
 template <int C, int IN>
 TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
     if (IN == TS_IN_MERGE) {
-        block_merge<C>(p, xr, o, warp * 16 + g, t);
+        // The lower stream's storage decides the gather's loop once, outside it.
+        if (p.flags & TS_STREAM_LOWER_F16) {
+            block_merge<C, true>(p, xr, o, warp * 16 + g, t);
+        } else {
+            block_merge<C, false>(p, xr, o, warp * 16 + g, t);
+        }
         return;
     }
     if (IN == TS_IN_EMBED) {
@@ -624,8 +643,14 @@ TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o
     }
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
-        ts_float2 a = *(const ts_float2*)(p.x + tok0 * C + 8 * j + 2 * t);
-        ts_float2 b = *(const ts_float2*)(p.x + tok1 * C + 8 * j + 2 * t);
+        ts_float2 a, b;
+        if (p.flags & TS_STREAM_X_F16) {
+            a = ts_unpack(ts_ld2((const ts_half*)p.x + tok0 * C + 8 * j + 2 * t));
+            b = ts_unpack(ts_ld2((const ts_half*)p.x + tok1 * C + 8 * j + 2 * t));
+        } else {
+            a = *(const ts_float2*)(p.x + tok0 * C + 8 * j + 2 * t);
+            b = *(const ts_float2*)(p.x + tok1 * C + 8 * j + 2 * t);
+        }
         xr[j][0] = a.x;
         xr[j][1] = a.y;
         xr[j][2] = b.x;
@@ -681,7 +706,7 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
 // The expansion of the warp's rows added into the level below (EXPAND variant), as the linear
 // kernel computes it: the stream rounded to f16, bias first, output o of row (tx, ty) going to
 // channel o mod lower_c of child o / lower_c, added to the skip stored there.
-template <int C>
+template <int C, bool H>
 TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], WindowOrigin o, ts_uint r0, ts_uint t) {
     constexpr int KT = C / 16;
 #pragma unroll
@@ -696,11 +721,19 @@ TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uin
         bias_tile(d, p.expand_b, n0, t);
         ts_mma_frag<KT>(d, an, ts_frag(p.expand_w, n0 / 8, KT, 0));
         ts_uint out = n0 + 2 * t, q = out / cout, c = out % cout, step = lower_step(p, q);
-        ts_float2* y0 = (ts_float2*)(p.lower + (base0 + step) * cout + c);
-        ts_float2* y1 = (ts_float2*)(p.lower + (base1 + step) * cout + c);
-        ts_float2 s0 = *y0, s1 = *y1;
-        *y0 = ts_float2{d[0] + s0.x, d[1] + s0.y};
-        *y1 = ts_float2{d[2] + s1.x, d[3] + s1.y};
+        if constexpr (H) {
+            ts_uint* y0 = (ts_uint*)((ts_half*)p.lower + (base0 + step) * cout + c);
+            ts_uint* y1 = (ts_uint*)((ts_half*)p.lower + (base1 + step) * cout + c);
+            ts_float2 s0 = ts_unpack(*y0), s1 = ts_unpack(*y1);
+            *y0 = ts_pack(d[0] + s0.x, d[1] + s0.y);
+            *y1 = ts_pack(d[2] + s1.x, d[3] + s1.y);
+        } else {
+            ts_float2* y0 = (ts_float2*)(p.lower + (base0 + step) * cout + c);
+            ts_float2* y1 = (ts_float2*)(p.lower + (base1 + step) * cout + c);
+            ts_float2 s0 = *y0, s1 = *y1;
+            *y0 = ts_float2{d[0] + s0.x, d[1] + s0.y};
+            *y1 = ts_float2{d[2] + s1.x, d[3] + s1.y};
+        }
     }
 }
 
@@ -722,10 +755,10 @@ TS_INLINE void block_prefetch(const BlockArgs& p, WindowOrigin o, ts_uint warp) 
     if (WHAT == TS_PREFETCH_LOWER) {
         // The 2x2 children of the warp's 16 tokens: lanes 0-15 children 0 and 2, lanes 16-31
         // children 1 and 3, each row of lower_c floats in 128-byte lines.
-        ts_uint base = lower_base(p, o, r), cin = p.lower_c;
+        ts_uint base = lower_base(p, o, r), cin = p.lower_c, size = (p.flags & TS_STREAM_LOWER_F16) ? 2 : 4;
         for (ts_uint q = lane / 16; q < 4; q += 2) {
-            const float* row = p.lower + (base + lower_step(p, q)) * cin;
-            for (ts_uint off = 0; off < cin; off += 32) ts_prefetch_l2(row + off);
+            const char* row = (const char*)p.lower + (base + lower_step(p, q)) * cin * size;
+            for (ts_uint off = 0; off < cin * size; off += 128) ts_prefetch_l2(row + off);
         }
     }
     if (WHAT == TS_PREFETCH_TOKENS) {
@@ -794,14 +827,23 @@ TS_INLINE void block_body(const BlockArgs& p) {
         return;
     }
     if (OUT == TS_OUT_EXPAND) {
-        block_expand<C>(p, xr, an, o, warp * 16 + g, t);
+        if (p.flags & TS_STREAM_LOWER_F16) {
+            block_expand<C, true>(p, xr, an, o, warp * 16 + g, t);
+        } else {
+            block_expand<C, false>(p, xr, an, o, warp * 16 + g, t);
+        }
         return;
     }
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
-        ts_float2 a = {xr[j][0], xr[j][1]}, b = {xr[j][2], xr[j][3]};
-        *(ts_float2*)(p.x + tok0 * C + 8 * j + 2 * t) = a;
-        *(ts_float2*)(p.x + tok1 * C + 8 * j + 2 * t) = b;
+        if (p.flags & TS_STREAM_X_F16) {
+            *(ts_uint*)((ts_half*)p.x + tok0 * C + 8 * j + 2 * t) = ts_pack(xr[j][0], xr[j][1]);
+            *(ts_uint*)((ts_half*)p.x + tok1 * C + 8 * j + 2 * t) = ts_pack(xr[j][2], xr[j][3]);
+        } else {
+            ts_float2 a = {xr[j][0], xr[j][1]}, b = {xr[j][2], xr[j][3]};
+            *(ts_float2*)(p.x + tok0 * C + 8 * j + 2 * t) = a;
+            *(ts_float2*)(p.x + tok1 * C + 8 * j + 2 * t) = b;
+        }
     }
 }
 

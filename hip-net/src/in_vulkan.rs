@@ -43,7 +43,8 @@ pub fn target(shared: &DeviceShared) -> Result<(&'static tessel_kernels::CodeObj
 }
 
 /// Builds the native network for `engine`'s buffers and installs it; returns the start-up
-/// line's words ("fused mma.sync m16n8k16 kernels, sm_90 PTX, 8 launches"), or why not.
+/// line's words ("fused mma.sync m16n8k16 kernels, sm_90 PTX, 8 launches, level-0 stream f16"),
+/// or why not.
 pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String> {
     let (object, matrix) = target(&engine.model.shared)?;
     let cfg = &pkg.config;
@@ -54,7 +55,15 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     let shared = &engine.model.shared;
     let weights = vk_stages::memory::upload(shared, "native weights", &blob).map_err(|e| e.to_string())?;
     let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, weights.address + v)).collect();
-    let plan = crate::plan::build(cfg, &engine.grid, &engine.net_buffers(), &tensors, matrix.into());
+    let bufs = engine.net_buffers();
+    let mut plan = crate::plan::build(cfg, &engine.grid, &bufs, &tensors, matrix.into());
+    // Level 0's stream in f16: nothing but these kernels touches the engine's residual buffers
+    // while they run the network.
+    let (w0, h0) = engine.grid.level_dims(0);
+    let stream = match crate::plan::stream16_choice(&mut plan, &bufs, (w0 * h0 * cfg.channels[0]) as u64) {
+        Ok(()) => "level-0 stream f16".to_string(),
+        Err(why) => format!("level-0 stream f32 ({why})"),
+    };
     // Only the kernels the plan launches: the 48 KiB limit applies to what runs.
     let mut kernels: Vec<NativeKernel> = Vec::new();
     for l in &plan {
@@ -64,7 +73,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
         }
     }
     let mut native = NativeNetwork::new(shared, object.bytes, &kernels, weights).map_err(|e| e.to_string())?;
-    let describe = format!("fused {} kernels, {} PTX, {} launches", matrix.describe(), object.target, plan.len());
+    let describe = format!("fused {} kernels, {} PTX, {} launches, {stream}", matrix.describe(), object.target, plan.len());
     let launches = plan
         .iter()
         .map(|l| NativeLaunch { label: l.label.clone(), kernel: l.kernel.to_string(), grid: l.grid, block: l.block, args: (0..PHASES).map(|p| l.arg_bytes(p)).collect(), cost: l.cost })

@@ -14,7 +14,7 @@ use tessel_model::package::ModelPackage;
 use crate::buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 use crate::error::Result;
 use crate::module::{load_model_kernels, Function, Module};
-use crate::plan::{build, net_sizes, Buffers, Launch};
+use crate::plan::{build, net_sizes, stream16_choice, Buffers, Launch};
 use crate::platform::Context;
 use crate::stream::{Event, GraphExec, Stream};
 
@@ -57,6 +57,8 @@ pub struct Network {
     plan: Vec<Launch>,
     graphs: Vec<GraphExec>,
     matrix: std::result::Result<tessel_kernels::Matrix, String>,
+    /// Level 0's residual stream in f16 (plan::stream0_f16), or why not.
+    stream16: std::result::Result<(), &'static str>,
 }
 
 /// The matrix-core path for a code object's target, or why the portable kernels run:
@@ -110,8 +112,10 @@ impl Network {
             attn: scratch[l + 1].ptr().0,
             hidden: scratch[l + 2].ptr().0,
         };
-        let plan = build(cfg, &grid, &bufs, &tensors, matrix.as_ref().map_or(crate::plan::Kernels::Portable, |m| (*m).into()));
-        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix })
+        let mut plan = build(cfg, &grid, &bufs, &tensors, matrix.as_ref().map_or(crate::plan::Kernels::Portable, |m| (*m).into()));
+        let (w0, h0) = grid.level_dims(0);
+        let stream16 = stream16_choice(&mut plan, &bufs, (w0 * h0 * cfg.channels[0]) as u64);
+        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix, stream16 })
     }
 
     /// Enqueues one launch of the plan for a window phase.
@@ -221,6 +225,11 @@ impl Network {
     /// The matrix-core path in use, or why the portable kernels run.
     pub fn matrix(&self) -> std::result::Result<tessel_kernels::Matrix, &str> {
         self.matrix.as_ref().copied().map_err(|s| s.as_str())
+    }
+
+    /// Whether level 0's residual stream is stored in f16, or why not.
+    pub fn stream16(&self) -> std::result::Result<(), &'static str> {
+        self.stream16
     }
 
     /// One line per kernel the plan launches: registers and local (spill) bytes per thread

@@ -102,9 +102,60 @@ pub struct BlockArgs {
     pub expand_w: u64,
     pub expand_b: u64,
     pub lower_c: u32,
-    pub _pad: u32,
+    /// [`STREAM_X_F16`], [`STREAM_LOWER_F16`]: which streams the block stores in f16.
+    pub flags: u32,
 }
 const _: () = assert!(std::mem::size_of::<BlockArgs>() == 256);
+
+/// BlockArgs::flags (kernels/block_mma.hip's TS_STREAM_*): the block's level's stream, or the
+/// level below's, is stored in f16.
+pub const STREAM_X_F16: u32 = 1;
+pub const STREAM_LOWER_F16: u32 = 2;
+
+/// Stores level 0's residual stream in f16 (half its bytes: the embedding's store, the merge's
+/// gather, the expansion's read and write, the head's load) where only fused blocks touch it;
+/// returns whether it did. `elems0` is level 0's tokens times channels (for the launches' costs).
+/// The merge rounds its gathered input to f16 anyway; the expansion's sum and the stream between
+/// launches round once more than in f32 (the agreement tests bound what that costs).
+pub fn stream0_f16(plan: &mut [Launch], bufs: &Buffers, elems0: u64) -> bool {
+    let x0 = bufs.x[0];
+    let other = plan.iter().any(|l| match &l.args {
+        Args::Linear(a) => [a.x, a.y, a.aux].contains(&x0),
+        Args::Attention(..) => false,
+        Args::Block(a, _) => a.flags != 0,
+    });
+    if other || x0 == 0 {
+        return false;
+    }
+    for l in plan.iter_mut() {
+        let Args::Block(a, _) = &mut l.args else { continue };
+        // Passes over level 0's stream that now move two bytes a value instead of four.
+        let mut passes = 0;
+        if a.x == x0 {
+            a.flags |= STREAM_X_F16;
+            passes += u64::from(a.embed_w == 0 && a.merge_w == 0) + u64::from(a.head == 0 && a.expand_w == 0);
+        }
+        if a.lower == x0 && a.lower != 0 {
+            a.flags |= STREAM_LOWER_F16;
+            passes += u64::from(a.merge_w != 0) + 2 * u64::from(a.expand_w != 0);
+        }
+        l.cost.bytes -= passes * elems0 * 2;
+    }
+    true
+}
+
+/// [`stream0_f16`] unless `TESSEL_HIP_STREAM16=0` (the kill switch, which both the runtime's
+/// network and the kernels inside Vulkan read); Err says why the stream stays in f32.
+pub fn stream16_choice(plan: &mut [Launch], bufs: &Buffers, elems0: u64) -> std::result::Result<(), &'static str> {
+    if std::env::var("TESSEL_HIP_STREAM16").is_ok_and(|v| v == "0") {
+        return Err("off: TESSEL_HIP_STREAM16=0");
+    }
+    if stream0_f16(plan, bufs, elems0) {
+        Ok(())
+    } else {
+        Err("portable kernels touch it")
+    }
+}
 
 /// Threads of the fused block kernel: four warps, 16 tokens each.
 pub const BLOCK_MMA_THREADS: u32 = 128;
@@ -524,6 +575,30 @@ mod tests {
             y[8..16].fill(0);
             assert_eq!(x, y, "{}", a.label);
         }
+    }
+
+    #[test]
+    fn level_0_stream_in_f16_only_where_fused_blocks_alone_touch_it() {
+        let (cfg, g, bufs, tensors) = fixture();
+        let mut plan = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
+        let before: Vec<u64> = plan.iter().map(|l| l.cost.bytes).collect();
+        let elems0 = (960 * 544 * 32) as u64;
+        assert!(stream0_f16(&mut plan, &bufs, elems0));
+        let flags: Vec<(&str, u32)> = plan.iter().map(|l| (l.label.as_str(), if let Args::Block(a, _) = l.args { a.flags } else { 99 })).collect();
+        assert_eq!(
+            flags,
+            [("embed+enc0.0", STREAM_X_F16), ("merge1+enc1.0", STREAM_LOWER_F16), ("enc1.1", 0), ("merge2+mid.0", 0), ("mid.1+expand2", 0), ("dec1.0", 0), ("dec1.1+expand1", STREAM_LOWER_F16), ("dec0.0+head", STREAM_X_F16)]
+        );
+        // Two bytes less per value for each pass: the embedding's store, the merge's gather, the
+        // expansion's read and write, the head's load.
+        let saved: Vec<u64> = before.iter().zip(&plan).map(|(b, l)| (b - l.cost.bytes) / (2 * elems0)).collect();
+        assert_eq!(saved, [1, 1, 0, 0, 0, 0, 2, 1]);
+        // The flags sit in the last four bytes of the kernel's argument struct.
+        assert_eq!(u32::from_le_bytes(plan[6].arg_bytes(0)[252..256].try_into().unwrap()), STREAM_LOWER_F16);
+        // Applied once; and never where a portable kernel reads or writes the stream.
+        assert!(!stream0_f16(&mut plan, &bufs, elems0));
+        let mut portable = build(&cfg, &g, &bufs, &tensors, Kernels::Portable);
+        assert!(!stream0_f16(&mut portable, &bufs, elems0));
     }
 
     #[test]

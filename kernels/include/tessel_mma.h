@@ -44,6 +44,12 @@ TS_DEVICE float ts_silu_tanh(float x) {
 // Two adjacent halves (4-byte aligned) as one register.
 TS_DEVICE ts_uint ts_ld2(const ts_half* p) { return *(const ts_uint*)p; }
 
+// The two halves of a register widened to f32 (exact), the low half first.
+TS_DEVICE ts_float2 ts_unpack(ts_uint u) {
+    ts_half2 h = __builtin_bit_cast(ts_half2, u);
+    return ts_float2{(float)h.x, (float)h.y};
+}
+
 // Sum and maximum over the four lanes of a row group (lanes 4g .. 4g+3).
 TS_DEVICE float ts_quad_sum(float v) {
     v += __nvvm_shfl_sync_bfly_f32(0xffffffffu, v, 1, 0x1f);
