@@ -152,12 +152,42 @@ struct AttnShared {
     float bias[((C / 16) * TS_RPB_ENTRIES + 3) / 4 * 4];  // whole 16-byte pieces
 };
 
+// Column halves of the token rows the embedding stages at once (TS_STAGE_HALVES): on sm_90a
+// both, requested by cp.async before anything else, instead of one half loaded and waited for
+// at a time (those waits were about 12 % of its warps' stall samples on the H200: BENCHMARKS.md,
+// fifteenth session); elsewhere one at a time, which keeps the workgroup's bytes low where a
+// Vulkan command buffer launches the sm_90 object.
+#ifndef TS_STAGE_HALVES
+#if defined(TS_HAS_WGMMA)
+#define TS_STAGE_HALVES 2
+#else
+#define TS_STAGE_HALVES 1
+#endif
+#endif
+
+// The head's token rows: one half at a time (1; the first requested before the MLP), or both
+// before the MLP (2). Both took the sm_90a head kernel from 80 to 91 registers (five workgroups
+// an SM instead of six) and from 0.135 to 0.143 ms at 3840x2160 on the H200, while the
+// embedding's both halves took it from 0.118 to 0.112 ms (BENCHMARKS.md, fifteenth session).
+#ifndef TS_HEAD_HALVES
+#define TS_HEAD_HALVES 1
+#endif
+
+// The embedding variant's halves at width C: both where its bytes (the attention's or the two
+// halves' stage, and the sm_90a weights) stay within the 48 KiB every launch path allows.
+template <int C>
+constexpr int embed_halves() {
+    constexpr unsigned attention = sizeof(AttnShared<C>), stage = 4 * 2 * 16 * TS_STAGE_STRIDE * 4;
+    constexpr unsigned weights = TS_WSM_WORDS(C) * 4;
+    return TS_STAGE_HALVES == 2 && (attention > stage ? attention : stage) + weights <= 48 * 1024 ? 2 : 1;
+}
+
 // A workgroup's shared memory: the attention's, or (the ends only, STAGED = 4 warps) the token
 // rows each warp stages; a barrier separates the two uses.
-template <int C, int STAGED>
+template <int C, int STAGED, int HALVES>
 union BlockShared {
     AttnShared<C> attn;
-    ts_uint stage[STAGED][16][TS_STAGE_STRIDE];
+    ts_uint stage[STAGED][HALVES][16][TS_STAGE_STRIDE];
 };
 
 #if defined(TS_HAS_WGMMA)
@@ -615,11 +645,15 @@ TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o
         if (in == 2 * TS_ROW_WORDS) {
 #pragma unroll 1
             for (ts_uint half = 0; half < 2; half++) {
-                rows_copy<TS_ROWS_LOAD>(p, o, rows, (ts_half*)p.tokens, warp, half);
+                // Both halves were requested at the start (block_body); else one at a time.
+                constexpr int HALVES = embed_halves<C>();
+                ts_uint (*r)[TS_STAGE_STRIDE] = rows + (HALVES == 2 ? 16 * half : 0);
+                if (HALVES == 1) rows_copy<TS_ROWS_LOAD>(p, o, rows, (ts_half*)p.tokens, warp, half);
+                if (HALVES == 2 && half == 0) rows_wait();
 #pragma unroll
                 for (ts_uint k4 = 0; k4 < 4; k4++) {
                     ts_uint kt = 4 * half + k4, w = 8 * k4;
-                    ts_uint a[4] = {rows[g][w + t], rows[g + 8][w + t], rows[g][w + t + 4], rows[g + 8][w + t + 4]};
+                    ts_uint a[4] = {r[g][w + t], r[g + 8][w + t], r[g][w + t + 4], r[g + 8][w + t + 4]};
 #pragma unroll
                     for (int j = 0; j < C / 8; j++) {
                         ts_uint2 b = *ts_frag(p.embed_w, j, in / 16, kt);
@@ -677,8 +711,10 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
 #pragma unroll 1
     for (int half = 0; half < 2; half++) {
         // Pixels 0-7 and 8-15 are the two column halves of the rows.
+        // Half 0 (both halves where TS_HEAD_HALVES is 2) was requested before the MLP.
+        ts_uint (*r)[TS_STAGE_STRIDE] = rows + (TS_HEAD_HALVES == 2 ? 16 * half : 0);
         if (STAGED && half == 0) rows_wait();
-        if (STAGED && half == 1) rows_copy<TS_ROWS_LOAD>(p, o, rows, (ts_half*)p.tokens, warp, half);
+        if (STAGED && half == 1 && TS_HEAD_HALVES == 1) rows_copy<TS_ROWS_LOAD>(p, o, rows, (ts_half*)p.tokens, warp, half);
 #pragma unroll 4
         for (int n8 = 0; n8 < 8; n8++) {
             int nt = 8 * half + n8;
@@ -687,7 +723,7 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
             bias_tile(d, p.head_b, 8 * nt, t);
             ts_mma_frag<KT>(d, an, ts_frag(p.head_w, nt, KT, 0));
             if (STAGED) {
-                ts_mma_k8(d, rows[g][w + t], rows[g + 8][w + t], pw);
+                ts_mma_k8(d, r[g][w + t], r[g + 8][w + t], pw);
             } else if (p.pixel_w) {
                 for (ts_uint kt = 0; kt < p.p / 8; kt++) {
                     ts_uint q = 8 * kt + 2 * t;
@@ -696,10 +732,10 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
                     ts_mma_k8(d, a0, a1, ((const ts_uint*)p.pixel_w)[kt * 32 + ts_lane()]);
                 }
             }
-            rows[g][w + t] = ts_pack(d[0], d[1]);
-            rows[g + 8][w + t] = ts_pack(d[2], d[3]);
+            r[g][w + t] = ts_pack(d[0], d[1]);
+            r[g + 8][w + t] = ts_pack(d[2], d[3]);
         }
-        rows_copy<TS_ROWS_STORE>(p, o, rows, p.head, warp, half);
+        rows_copy<TS_ROWS_STORE>(p, o, r, p.head, warp, half);
     }
 }
 
@@ -773,8 +809,16 @@ TS_INLINE void block_body(const BlockArgs& p) {
     WindowOrigin o = window_origin(p);
     ts_uint tok0 = window_token(p, o, warp * 16 + g), tok1 = window_token(p, o, warp * 16 + g + 8);
     constexpr int STAGED = (IN == TS_IN_EMBED || OUT == TS_OUT_HEAD) ? TS_BLOCK_THREADS / 32 : 1;
-    TS_SHARED __attribute__((aligned(16))) BlockShared<C, STAGED> sm;
-    ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0];
+    // Column halves staged at once: the embedding's (TS_STAGE_HALVES), the head's (TS_HEAD_HALVES).
+    constexpr int HALVES = IN == TS_IN_EMBED ? embed_halves<C>() : OUT == TS_OUT_HEAD ? TS_HEAD_HALVES : 1;
+    TS_SHARED __attribute__((aligned(16))) BlockShared<C, STAGED, HALVES> sm;
+    ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0][0];
+    // The embedding's token rows, both halves, before anything else (TS_STAGE_HALVES).
+    constexpr bool EMBED_ROWS = IN == TS_IN_EMBED && HALVES == 2;
+    if (EMBED_ROWS && TS_TOKEN_PIXELS * p.p == 2 * TS_ROW_WORDS) {
+        rows_copy<TS_ROWS_PREFETCH>(p, o, rows, (ts_half*)p.tokens, warp, 0);
+        rows_copy<TS_ROWS_PREFETCH>(p, o, rows + 16, (ts_half*)p.tokens, warp, 1);
+    }
     // The block's weights in core matrices (TS_WG): copied while the input loads.
     TS_SHARED __attribute__((aligned(128))) ts_uint wsm[TS_WSM_WORDS(C)];
     if constexpr (TS_WG(C) != 0) {
@@ -789,7 +833,7 @@ TS_INLINE void block_body(const BlockArgs& p) {
 #endif
     float xr[C / 8][4];
     if (IN == TS_IN_MERGE) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
-    if (IN == TS_IN_EMBED) block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);
+    if (IN == TS_IN_EMBED && !EMBED_ROWS) block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);
     block_load<C, IN>(p, xr, o, warp, tok0, tok1, g, t, rows);
     ts_uint an[C / 16][4];
     block_norm<C>(xr, p.norm1_w, p.norm1_b, t, an);
@@ -813,7 +857,11 @@ TS_INLINE void block_body(const BlockArgs& p) {
         ts_sync();
         if (head_staged(p)) {
             rows_copy<TS_ROWS_PREFETCH>(p, o, rows, (ts_half*)p.tokens, warp, 0);
-            block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);
+            if (TS_HEAD_HALVES == 2) {
+                rows_copy<TS_ROWS_PREFETCH>(p, o, rows + 16, (ts_half*)p.tokens, warp, 1);
+            } else {
+                block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);
+            }
         }
     }
     if (OUT == TS_OUT_EXPAND) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
