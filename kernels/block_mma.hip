@@ -168,7 +168,7 @@ struct AttnShared {
 // The head's token rows: one half at a time (1; the first requested before the MLP), or both
 // before the MLP (2). Both took the sm_90a head kernel from 80 to 91 registers (five workgroups
 // an SM instead of six) and from 0.135 to 0.143 ms at 3840x2160 on the H200, while the
-// embedding's both halves took it from 0.118 to 0.112 ms (BENCHMARKS.md, fifteenth session).
+// embedding, with both, went from 0.118 to 0.112 ms (BENCHMARKS.md, fifteenth session).
 #ifndef TS_HEAD_HALVES
 #define TS_HEAD_HALVES 1
 #endif
@@ -593,8 +593,9 @@ TS_INLINE ts_uint lower_step(const BlockArgs& p, ts_uint q) {
 }
 
 // The merge of the level below into the warp's rows (MERGE variant), as the linear kernel computes
-// it: gathered f32 inputs rounded to f16, bias first, then the k tiles in order. lower_c is a
-// multiple of 16, so each k tile lies within one child.
+// it: gathered inputs in f16 (the f32 stream rounded, or the f16 stream as stored: H), bias
+// first, then the k tiles in order. lower_c is a multiple of 16, so each k tile lies within one
+// child.
 template <int C, bool H>
 TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint r0, ts_uint t) {
 #pragma unroll
@@ -741,7 +742,8 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
 
 // The expansion of the warp's rows added into the level below (EXPAND variant), as the linear
 // kernel computes it: the stream rounded to f16, bias first, output o of row (tx, ty) going to
-// channel o mod lower_c of child o / lower_c, added to the skip stored there.
+// channel o mod lower_c of child o / lower_c, added to the skip stored there (in f32, or in f16
+// and the sum rounded to f16: H).
 template <int C, bool H>
 TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], WindowOrigin o, ts_uint r0, ts_uint t) {
     constexpr int KT = C / 16;
@@ -790,7 +792,8 @@ TS_INLINE void block_prefetch(const BlockArgs& p, WindowOrigin o, ts_uint warp) 
     ts_uint lane = ts_lane(), r = warp * 16 + lane % 16;
     if (WHAT == TS_PREFETCH_LOWER) {
         // The 2x2 children of the warp's 16 tokens: lanes 0-15 children 0 and 2, lanes 16-31
-        // children 1 and 3, each row of lower_c floats in 128-byte lines.
+        // children 1 and 3, each row of lower_c values (f32, or f16: TS_STREAM_LOWER_F16) in
+        // 128-byte lines.
         ts_uint base = lower_base(p, o, r), cin = p.lower_c, size = (p.flags & TS_STREAM_LOWER_F16) ? 2 : 4;
         for (ts_uint q = lane / 16; q < 4; q += 2) {
             const char* row = (const char*)p.lower + (base + lower_step(p, q)) * cin * size;
