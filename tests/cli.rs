@@ -370,3 +370,44 @@ fn bench_times_cpu_and_vulkan_and_writes_json() {
         assert!(t.is_finite() && t > 0.0, "{}", be["backend"]);
     }
 }
+
+/// scripts/scene_data.sh (train.py's `tessel scene` data): one folder per kind, ratio and seed,
+/// each a whole sequence with its cut, the seeds of the held-out scenes, the test scene, the demo
+/// and the classical TAAU's tuning refused before anything is written.
+#[test]
+fn scene_data_writes_every_kind_ratio_and_seed_and_refuses_held_out_seeds() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |first: &str, out: &Path| {
+        Command::new("bash")
+            .arg(root().join("scripts/scene_data.sh"))
+            .args([s(out), first, "2", "4", "32"])
+            .env("TESSEL", env!("CARGO_BIN_EXE_tessel"))
+            .env("KINDS", "thin light")
+            .env("JOBS", "2")
+            .output()
+            .expect("runs bash")
+    };
+    let out = d.path().join("data");
+    let o = run("3000", &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut names: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    let mut want: Vec<String> = ["thin", "light"].iter().flat_map(|k| ["1.5", "2", "3"].iter().flat_map(move |r| ["3000", "3001"].map(|s| format!("{k}_{r}x_{s}")))).collect();
+    want.sort();
+    assert_eq!(names, want);
+    let seq = json(&out.join("light_3x_3001/frames.json"));
+    assert_eq!(seq["output"], serde_json::json!([32, 32]));
+    let resets: Vec<usize> = seq["frames"].as_array().unwrap().iter().enumerate().filter(|(_, f)| f["reset"] == true).map(|(i, _)| i).collect();
+    assert_eq!(resets, [0, 2], "four frames, cut at two");
+    // The same scene from the generator directly, byte for byte.
+    let direct = d.path().join("direct");
+    ok(&["scene", "--kind", "light", "--seed", "3001", "--ratio", "3", "--frames", "4", "--size", "32x32", "--out", s(&direct)]);
+    assert_eq!(std::fs::read(direct.join("c0003.bin")).unwrap(), std::fs::read(out.join("light_3x_3001/c0003.bin")).unwrap());
+    for first in ["1001", "1000", "776", "2025", "99"] {
+        let refused = d.path().join(format!("refused-{first}"));
+        let o = run(first, &refused);
+        assert_eq!(o.status.code(), Some(2), "seeds from {first}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("held out"), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(!refused.exists(), "nothing written for seeds from {first}");
+    }
+}
