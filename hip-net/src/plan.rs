@@ -63,7 +63,7 @@ pub struct AttentionArgs {
 }
 const _: () = assert!(std::mem::size_of::<AttentionArgs>() == 48);
 
-/// `BlockArgs` of kernels/block_mma.hip (256 bytes).
+/// `BlockArgs` of kernels/include/tessel_block.h (256 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BlockArgs {
@@ -107,7 +107,7 @@ pub struct BlockArgs {
 }
 const _: () = assert!(std::mem::size_of::<BlockArgs>() == 256);
 
-/// BlockArgs::flags (kernels/block_mma.hip's TS_STREAM_*): the block's level's stream, or the
+/// BlockArgs::flags (kernels/include/tessel_block.h's TS_STREAM_*): the block's level's stream, or the
 /// level below's, is stored in f16.
 pub const STREAM_X_F16: u32 = 1;
 pub const STREAM_LOWER_F16: u32 = 2;

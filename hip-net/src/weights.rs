@@ -16,7 +16,7 @@
 //! contiguous bytes), for each 16-column tile kt and 8-row block nb the pair (columns 0-7, 8-15)
 //! at byte (kt · n/8 + nb) · 256. A block with C ≤ 48 channels gets one such blob of its four
 //! matrices in turn: qkv (its rows per head: q, k, v of head 0, then of head 1, ...), proj, fc1,
-//! fc2 (kernels/block_mma.hip's TS_CORE_*).
+//! fc2 (kernels/include/tessel_block.h's TS_CORE_*).
 
 use std::collections::HashMap;
 
@@ -90,7 +90,7 @@ fn columns(w: &[f16], k: usize, c0: usize, n: usize) -> Vec<f16> {
     w.chunks(k).flat_map(|row| row[c0..c0 + n].iter().copied()).collect()
 }
 
-/// A block's stream blob (kernels/block_mma.hip's TS_WS, an MLP of 2C): 2H phases of 128 C bytes,
+/// A block's stream blob (kernels/include/tessel_block.h's TS_WS, an MLP of 2C): 2H phases of 128 C bytes,
 /// for each head h its qkv rows (`qkv` already per head: 48 rows) then proj's columns 16h ..
 /// 16h + 16, then for each MLP step s fc1's rows 32s .. 32s + 32 then fc2's columns of them, each
 /// part in core-matrix order.
@@ -224,7 +224,7 @@ mod tests {
     }
 
     /// B[k][n] as a warpgroup product reads it (PTX ISA, shared-memory matrix layout, K-major, no
-    /// swizzle) from a descriptor at byte `start` with the kernel's strides (kernels/block_mma.hip
+    /// swizzle) from a descriptor at byte `start` with the kernel's strides (kernels/include/tessel_block.h
     /// `core_desc`: K-adjacent core matrices 128 bytes apart, N-adjacent 256).
     fn wgmma_b(blob: &[u8], start: usize, k: usize, n: usize) -> f32 {
         let at = start + (n / 8) * 256 + (k / 8) * 128 + (n % 8) * 16 + (k % 8) * 2;

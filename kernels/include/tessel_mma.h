@@ -32,7 +32,7 @@ TS_DEVICE ts_uint ts_pack(float lo, float hi) {
     return u;
 }
 
-// SiLU as x sigmoid(x) = h + h tanh(h), h = x / 2 (block_mma.hip's TS_SILU_MODE): tanh.approx
+// SiLU as x sigmoid(x) = h + h tanh(h), h = x / 2 (tessel_block.h's TS_SILU_MODE): tanh.approx
 // (sm_75) is one special-function instruction per value, against two (an exponential and a
 // reciprocal) for x / (1 + exp(-x)).
 TS_DEVICE float ts_silu_tanh(float x) {

@@ -180,7 +180,7 @@ pub fn matrix_path(target: &str) -> Option<Matrix> {
 
 /// Whether the sm_90a kernels can run a block of `channels` with an MLP of `hidden`: their shared
 /// memory is laid out for an MLP of 2C, the whole block's weights up to 48 channels
-/// (kernels/block_mma.hip's TS_WG), a stream of them from 64 to 128 (TS_WS).
+/// (kernels/include/tessel_block.h's TS_WG), a stream of them from 64 to 128 (TS_WS).
 pub fn wgmma_fits(channels: usize, hidden: usize) -> bool {
     hidden == 2 * channels
 }
