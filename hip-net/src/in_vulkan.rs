@@ -59,11 +59,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     let mut plan = crate::plan::build(cfg, &engine.grid, &bufs, &tensors, matrix.into());
     // Level 0's stream in f16: nothing but these kernels touches the engine's residual buffers
     // while they run the network.
-    let (w0, h0) = engine.grid.level_dims(0);
-    let stream = match crate::plan::stream16_choice(&mut plan, &bufs, (w0 * h0 * cfg.channels[0]) as u64) {
-        Ok(()) => "level-0 stream f16".to_string(),
-        Err(why) => format!("level-0 stream f32 ({why})"),
-    };
+    let stream = crate::plan::stream16_words(crate::plan::stream16_choice(&mut plan, &bufs, cfg, &engine.grid));
     // Only the kernels the plan launches: the 48 KiB limit applies to what runs.
     let mut kernels: Vec<NativeKernel> = Vec::new();
     for l in &plan {

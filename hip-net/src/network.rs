@@ -113,8 +113,7 @@ impl Network {
             hidden: scratch[l + 2].ptr().0,
         };
         let mut plan = build(cfg, &grid, &bufs, &tensors, matrix.as_ref().map_or(crate::plan::Kernels::Portable, |m| (*m).into()));
-        let (w0, h0) = grid.level_dims(0);
-        let stream16 = stream16_choice(&mut plan, &bufs, (w0 * h0 * cfg.channels[0]) as u64);
+        let stream16 = stream16_choice(&mut plan, &bufs, cfg, &grid);
         Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix, stream16 })
     }
 

@@ -144,16 +144,26 @@ pub fn stream0_f16(plan: &mut [Launch], bufs: &Buffers, elems0: u64) -> bool {
     true
 }
 
-/// [`stream0_f16`] unless `TESSEL_HIP_STREAM16=0` (the kill switch, which both the runtime's
-/// network and the kernels inside Vulkan read); Err says why the stream stays in f32.
-pub fn stream16_choice(plan: &mut [Launch], bufs: &Buffers, elems0: u64) -> std::result::Result<(), &'static str> {
+/// [`stream0_f16`] on the plan of `cfg` over `grid` unless `TESSEL_HIP_STREAM16=0` (the kill
+/// switch, which both the runtime's network and the kernels inside Vulkan read); Err says why the
+/// stream stays in f32.
+pub fn stream16_choice(plan: &mut [Launch], bufs: &Buffers, cfg: &NetworkConfig, grid: &TokenGrid) -> std::result::Result<(), &'static str> {
     if std::env::var("TESSEL_HIP_STREAM16").is_ok_and(|v| v == "0") {
         return Err("off: TESSEL_HIP_STREAM16=0");
     }
-    if stream0_f16(plan, bufs, elems0) {
+    let (w0, h0) = grid.level_dims(0);
+    if stream0_f16(plan, bufs, (w0 * h0 * cfg.channels[0]) as u64) {
         Ok(())
     } else {
         Err("portable kernels touch it")
+    }
+}
+
+/// A start-up line's words for a [`stream16_choice`].
+pub fn stream16_words(choice: std::result::Result<(), &str>) -> String {
+    match choice {
+        Ok(()) => "level-0 stream f16".to_string(),
+        Err(why) => format!("level-0 stream f32 ({why})"),
     }
 }
 

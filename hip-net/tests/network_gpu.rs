@@ -115,10 +115,7 @@ fn report_kernels(net: &Network) {
         Ok(m) => println!("matrix path: {} (fused blocks)", m.describe()),
         Err(why) => println!("matrix path: {why}; portable kernels"),
     }
-    match net.stream16() {
-        Ok(()) => println!("level-0 stream: f16"),
-        Err(why) => println!("level-0 stream: f32 ({why})"),
-    }
+    println!("{}", hip_net::plan::stream16_words(net.stream16()));
     for (kernel, regs, local) in net.jit_report().unwrap() {
         println!("  {kernel}: {regs} registers, {local} local bytes per thread");
         if kernel.contains("_mma_") {

@@ -46,10 +46,7 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
         Ok(m) => format!("native kernels, fused blocks on {}", m.describe()),
         Err(why) => format!("native portable kernels, matrix cores {why}"),
     };
-    let kernels = match split.net.stream16() {
-        Ok(()) => format!("{kernels}, level-0 stream f16"),
-        Err(why) => format!("{kernels}, level-0 stream f32 ({why})"),
-    };
+    let kernels = format!("{kernels}, {}", hip_net::plan::stream16_words(split.net.stream16()));
     runner.external = Some(Box::new(split));
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
     let label = format!(
