@@ -31,7 +31,7 @@
 #if defined(TS_HAS_MMA)
 
 template <int C>
-TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], ts_uint warp, ts_uint g, ts_uint t, AttnShared<C>& sm, ts_uint* wsm) {
+TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], WindowOrigin o, ts_uint warp, ts_uint g, ts_uint t, AttnShared<C>& sm, ts_uint* wsm) {
     constexpr int KT = C / 16, H = C / 16;
     auto& keys = sm.keys;
     auto& values = sm.values;
@@ -52,9 +52,10 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
     constexpr ts_uint RPB_PIECES = (H * TS_RPB_ENTRIES + 3) / 4;
     for (ts_uint e = ts_thread_x(); e < RPB_PIECES; e += TS_BLOCK_THREADS) ts_cp_async16(bias + 4 * e, p.rpb + 4 * e);
     ts_cp_async_commit();
-    ts_uint r0 = warp * 16 + g, r1 = r0 + 8;
-    // Query rows r0, r1 sit at (g, 2 warp) and (g, 2 warp + 1) of the window.
-    ts_uint iy0 = 2 * warp;
+    // Query rows g and g + 8 sit at in-window positions r0 and r1 (row_pos): (ix, iy0), (ix, iy1).
+    ts_uint r0 = row_pos(o, warp, g), r1 = row_pos(o, warp, g + 8);
+    // (Written out for window rows: the compiler does not know that g < 8.)
+    ts_uint ix = o.parity ? r0 % TS_WINDOW : g, iy0 = o.parity ? r0 / TS_WINDOW : 2 * warp, iy1 = o.parity ? r1 / TS_WINDOW : 2 * warp + 1;
 #pragma unroll 1
     for (int h = 0; h < H; h++) {
         float q[2][4], k[2][4], v[2][4];
@@ -132,9 +133,9 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
             // The bias is the accumulator's start: the product adds q k^T / 4 to it.
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                ts_uint dx = g + 7 - (2 * t + e);
+                ts_uint dx = ix + 7 - (2 * t + e);
                 s[jt][e] = bh[(iy0 + 7 - jt) * 15 + dx];
-                s[jt][2 + e] = bh[(iy0 + 8 - jt) * 15 + dx];
+                s[jt][2 + e] = bh[(iy1 + 7 - jt) * 15 + dx];
             }
             ts_mma(s[jt], qa, keys[8 * jt + g][t], keys[8 * jt + g][t + 4]);
 #pragma unroll
@@ -295,7 +296,7 @@ TS_INLINE void rows_copy(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         ts_uint idx = i * 32 + lane, row = idx / 8, col = idx % 8;
-        ts_uint tok = window_token(p, o, warp * 16 + row);
+        ts_uint tok = window_token(p, o, row_pos(o, warp, row));
         ts_uint4* g = (ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS) + 8 * half + col;
         if (MODE == TS_ROWS_STORE) {
             *g = ((const ts_uint4*)rows[row])[col];
@@ -331,11 +332,11 @@ TS_INLINE ts_uint lower_step(const BlockArgs& p, ts_uint q) {
 // first, then the k tiles in order. lower_c is a multiple of 16, so each k tile lies within one
 // child.
 template <int C, bool H>
-TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint r0, ts_uint t) {
+TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint r0, ts_uint r1, ts_uint t) {
 #pragma unroll
     for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.merge_b, 8 * j, t);
     ts_uint cin = p.lower_c, kts = 4 * cin / 16;
-    ts_uint base0 = lower_base(p, o, r0), base1 = lower_base(p, o, r0 + 8);
+    ts_uint base0 = lower_base(p, o, r0), base1 = lower_base(p, o, r1);
 #pragma unroll 4
     for (ts_uint kt = 0; kt < kts; kt++) {
         ts_uint q = 16 * kt / cin, c = 16 * kt % cin + 2 * t, step = lower_step(p, q);
@@ -359,17 +360,65 @@ TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin 
     }
 }
 
+// The PULL variant's input (the first block of a decoder level below the top): the level's skip
+// plus the expansion of the level above (linear `expand`, depth-to-space), computed here for the
+// warp's rows instead of added into the skip by the level above's last block. The warp's 16
+// tokens are one child quadrant, q = warp (row_pos), so its C outputs of the expansion take one
+// quadrant's weights; A is the parents' rows of the level above's stream (`lower`, lower_c
+// channels, f32 rounded to f16). The same products, in the same order, and the same roundings as
+// block_expand followed by the stream's load: bias first, then the k tiles; the skip added in f32,
+// and the sum rounded to f16 where the stream is stored in f16.
+template <int C>
+TS_INLINE void block_pull(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t) {
+    ts_uint cu = p.lower_c, kts = cu / 16, upper_w = p.width / 2;
+    ts_uint r0 = row_pos(o, warp, g), r1 = row_pos(o, warp, g + 8);
+    ts_uint par0 = (window_y(p, o, r0) / 2) * upper_w + window_x(p, o, r0) / 2;
+    ts_uint par1 = (window_y(p, o, r1) / 2) * upper_w + window_x(p, o, r1) / 2;
+#pragma unroll
+    for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.expand_b, warp * C + 8 * j, t);
+#pragma unroll 1
+    for (ts_uint kt = 0; kt < kts; kt++) {
+        const float* s0 = p.lower + par0 * cu + 16 * kt + 2 * t;
+        const float* s1 = p.lower + par1 * cu + 16 * kt + 2 * t;
+        ts_float2 v0 = *(const ts_float2*)s0, v1 = *(const ts_float2*)s1;
+        ts_float2 v2 = *(const ts_float2*)(s0 + 8), v3 = *(const ts_float2*)(s1 + 8);
+        ts_uint a[4] = {ts_pack(v0.x, v0.y), ts_pack(v1.x, v1.y), ts_pack(v2.x, v2.y), ts_pack(v3.x, v3.y)};
+#pragma unroll
+        for (int j = 0; j < C / 8; j++) {
+            ts_uint2 b = *ts_frag(p.expand_w, warp * (C / 8) + j, kts, kt);
+            ts_mma(xr[j], a, b.x, b.y);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < C / 8; j++) {
+        ts_uint c = 8 * j + 2 * t;
+        if (p.flags & TS_STREAM_X_F16) {
+            ts_float2 a = ts_unpack(ts_ld2((const ts_half*)p.x + tok0 * C + c));
+            ts_float2 b = ts_unpack(ts_ld2((const ts_half*)p.x + tok1 * C + c));
+            ts_float2 u = ts_unpack(ts_pack(xr[j][0] + a.x, xr[j][1] + a.y)), v = ts_unpack(ts_pack(xr[j][2] + b.x, xr[j][3] + b.y));
+            xr[j][0] = u.x, xr[j][1] = u.y, xr[j][2] = v.x, xr[j][3] = v.y;
+        } else {
+            ts_float2 a = *(const ts_float2*)(p.x + tok0 * C + c), b = *(const ts_float2*)(p.x + tok1 * C + c);
+            xr[j][0] += a.x, xr[j][1] += a.y, xr[j][2] += b.x, xr[j][3] += b.y;
+        }
+    }
+}
+
 // The residual of the warp's rows: the level's stream, the merge of the level below (MERGE), or
 // the embedding of the tokens (EMBED; with P = 8 from token rows staged in shared memory, else
 // read in place).
 template <int C, int IN>
 TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
+    if (IN == TS_IN_PULL) {
+        block_pull<C>(p, xr, o, warp, tok0, tok1, g, t);
+        return;
+    }
     if (IN == TS_IN_MERGE) {
         // The lower stream's storage decides the gather's loop once, outside it.
         if (p.flags & TS_STREAM_LOWER_F16) {
-            block_merge<C, true>(p, xr, o, warp * 16 + g, t);
+            block_merge<C, true>(p, xr, o, row_pos(o, warp, g), row_pos(o, warp, g + 8), t);
         } else {
-            block_merge<C, false>(p, xr, o, warp * 16 + g, t);
+            block_merge<C, false>(p, xr, o, row_pos(o, warp, g), row_pos(o, warp, g + 8), t);
         }
         return;
     }
@@ -479,12 +528,12 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
 // channel o mod lower_c of child o / lower_c, added to the skip stored there (in f32, or in f16
 // and the sum rounded to f16: H).
 template <int C, bool H>
-TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], WindowOrigin o, ts_uint r0, ts_uint t) {
+TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], WindowOrigin o, ts_uint r0, ts_uint r1, ts_uint t) {
     constexpr int KT = C / 16;
 #pragma unroll
     for (int kt = 0; kt < KT; kt++) ts_c_to_a(an[kt], xr[2 * kt], xr[2 * kt + 1], 1.0f, 1.0f);
     ts_uint cout = p.lower_c;
-    ts_uint base0 = lower_base(p, o, r0), base1 = lower_base(p, o, r0 + 8);
+    ts_uint base0 = lower_base(p, o, r0), base1 = lower_base(p, o, r1);
     // (Loading four tiles' skips before their products and stores ran 3.5x slower at C = 48 on
     // the H200: BENCHMARKS.md, tenth session.)
 #pragma unroll 2
@@ -523,7 +572,7 @@ TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uin
 template <int WHAT>
 TS_INLINE void block_prefetch(const BlockArgs& p, WindowOrigin o, ts_uint warp) {
     if (!TS_PREFETCH_L2) return;
-    ts_uint lane = ts_lane(), r = warp * 16 + lane % 16;
+    ts_uint lane = ts_lane(), r = row_pos(o, warp, lane % 16);
     if (WHAT == TS_PREFETCH_LOWER) {
         // The 2x2 children of the warp's 16 tokens: lanes 0-15 children 0 and 2, lanes 16-31
         // children 1 and 3, each row of lower_c values (f32, or f16: TS_STREAM_LOWER_F16) in
@@ -543,8 +592,8 @@ TS_INLINE void block_prefetch(const BlockArgs& p, WindowOrigin o, ts_uint warp) 
 template <int C, int IN, int OUT>
 TS_INLINE void block_body(const BlockArgs& p) {
     ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
-    WindowOrigin o = window_origin(p);
-    ts_uint tok0 = window_token(p, o, warp * 16 + g), tok1 = window_token(p, o, warp * 16 + g + 8);
+    WindowOrigin o = window_origin(p, IN == TS_IN_PULL);
+    ts_uint tok0 = window_token(p, o, row_pos(o, warp, g)), tok1 = window_token(p, o, row_pos(o, warp, g + 8));
     constexpr int STAGED = (IN == TS_IN_EMBED || OUT == TS_OUT_HEAD) ? TS_BLOCK_THREADS / 32 : 1;
     // Column halves staged at once: the embedding's (TS_STAGE_HALVES), the head's (TS_HEAD_HALVES).
     constexpr int HALVES = IN == TS_IN_EMBED ? embed_halves<C>() : OUT == TS_OUT_HEAD ? TS_HEAD_HALVES : 1;
@@ -580,7 +629,7 @@ TS_INLINE void block_body(const BlockArgs& p) {
         bias_tile(b, p.proj_b, 8 * j, t);
         for (int e = 0; e < 4; e++) xr[j][e] += b[e];
     }
-    block_attention<C>(p, xr, an, warp, g, t, sm.attn, wsm);
+    block_attention<C>(p, xr, an, o, warp, g, t, sm.attn, wsm);
     block_norm<C>(xr, p.norm2_w, p.norm2_b, t, an);
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
@@ -613,9 +662,9 @@ TS_INLINE void block_body(const BlockArgs& p) {
     }
     if (OUT == TS_OUT_EXPAND) {
         if (p.flags & TS_STREAM_LOWER_F16) {
-            block_expand<C, true>(p, xr, an, o, warp * 16 + g, t);
+            block_expand<C, true>(p, xr, an, o, row_pos(o, warp, g), row_pos(o, warp, g + 8), t);
         } else {
-            block_expand<C, false>(p, xr, an, o, warp * 16 + g, t);
+            block_expand<C, false>(p, xr, an, o, row_pos(o, warp, g), row_pos(o, warp, g + 8), t);
         }
         return;
     }
@@ -645,6 +694,7 @@ TS_INLINE void block_body(const BlockArgs& p) {
     TS_KERNEL BOUNDS void tessel_block_##NAME##mma_c##C(BlockArgs p) { block_body<C, IN, OUT>(p); }
 #define TS_BLOCK_MMA(C, BOUNDS) \
     TS_BLOCK_VARIANT(, C, TS_IN_STREAM, TS_OUT_STREAM, BOUNDS) \
+    TS_BLOCK_VARIANT(pull_, C, TS_IN_PULL, TS_OUT_STREAM, BOUNDS) \
     TS_BLOCK_VARIANT(merge_, C, TS_IN_MERGE, TS_OUT_STREAM, BOUNDS) \
     TS_BLOCK_VARIANT(expand_, C, TS_IN_STREAM, TS_OUT_EXPAND, BOUNDS) \
     TS_BLOCK_VARIANT(merge_expand_, C, TS_IN_MERGE, TS_OUT_EXPAND, BOUNDS)

@@ -226,6 +226,12 @@ impl Network {
         self.matrix.as_ref().copied().map_err(|s| s.as_str())
     }
 
+    /// Whether a decoder level's first block pulls the expansion of the level above (plan.rs's
+    /// `BlockIn::Pull`; `TESSEL_HIP_PULL=0` keeps the expansions in the level above's last block).
+    pub fn pulls(&self) -> bool {
+        crate::plan::pulls(&self.plan)
+    }
+
     /// Whether level 0's residual stream is stored in f16, or why not.
     pub fn stream16(&self) -> std::result::Result<(), &'static str> {
         self.stream16

@@ -159,6 +159,11 @@ pub fn stream16_choice(plan: &mut [Launch], bufs: &Buffers, cfg: &NetworkConfig,
     }
 }
 
+/// Whether the plan's decoder levels pull the expansions above them (`BlockIn::Pull`).
+pub fn pulls(plan: &[Launch]) -> bool {
+    plan.iter().any(|l| l.kernel.contains("_pull_"))
+}
+
 /// A start-up line's words for a [`stream16_choice`].
 pub fn stream16_words(choice: std::result::Result<(), &str>) -> String {
     match choice {
@@ -267,6 +272,9 @@ struct Builder<'a> {
     tensors: &'a HashMap<String, u64>,
     /// Which kernels the plan launches.
     kernels: Kernels,
+    /// Whether a decoder level's first block pulls the expansion of the level above (BlockIn::Pull)
+    /// instead of the level above's last block adding it into the skip.
+    pull: bool,
     out: Vec<Launch>,
 }
 
@@ -327,26 +335,45 @@ impl Builder<'_> {
         if between && (b.level == 0 || self.cfg.channels[b.level - 1] % 16 != 0) {
             return None;
         }
+        if ends.input == BlockIn::Pull && (!self.pull || b.level + 1 >= self.cfg.levels() || self.cfg.channels[b.level + 1] % 16 != 0) {
+            return None;
+        }
         tessel_kernels::block_kernel(self.cfg.channels[b.level], self.layers.fc1[b.level].out as usize, ends)
     }
 
     /// The fused launch that op `i` starts, if any: a block that takes the op before it (the
-    /// embedding, a merge) where a kernel does, and the op after it (the head, an expansion) where
-    /// one does; with the index of the block op.
+    /// embedding, a merge, an expansion it pulls) where a kernel does, and the op after it (the
+    /// head, an expansion) where one does and the next block does not pull it; with the index of
+    /// the block op.
     fn fusion(&self, ops: &[NetOp], i: usize) -> Option<(BlockEnds, usize)> {
         let (input, at) = match (&ops[i], ops.get(i + 1)) {
             (NetOp::Embed, Some(NetOp::Block(_))) => (BlockIn::Embed, i + 1),
             (NetOp::Merge(_), Some(NetOp::Block(_))) => (BlockIn::Merge, i + 1),
+            (NetOp::Expand(_), Some(NetOp::Block(_))) if self.pulls(ops, i + 1) => (BlockIn::Pull, i + 1),
             (NetOp::Block(_), _) => (BlockIn::Stream, i),
             _ => return None,
         };
         let NetOp::Block(bs) = &ops[at] else { return None };
-        let output = match ops.get(at + 1) {
-            Some(NetOp::Head) => BlockOut::Head,
-            Some(NetOp::Expand(_)) => BlockOut::Expand,
-            _ => BlockOut::Stream,
-        };
+        let output = self.output_of(ops, at);
         [output, BlockOut::Stream].into_iter().map(|output| BlockEnds { input, output }).find(|e| self.fused(bs, *e).is_some()).map(|e| (e, at))
+    }
+
+    /// What block op `at` would like to take along after it: the head where it follows, the
+    /// expansion where one follows and the next level's block does not pull it, else nothing.
+    fn output_of(&self, ops: &[NetOp], at: usize) -> BlockOut {
+        match ops.get(at + 1) {
+            Some(NetOp::Head) => BlockOut::Head,
+            Some(NetOp::Expand(_)) if !self.pulls(ops, at + 2) => BlockOut::Expand,
+            _ => BlockOut::Stream,
+        }
+    }
+
+    /// Whether op `j` is a block with a kernel that pulls the expansion before it and still takes
+    /// along what follows it (a block that would have to push an expansion or produce the head
+    /// does not pull: no kernel does both, and the head's launch measured no faster pulling).
+    fn pulls(&self, ops: &[NetOp], j: usize) -> bool {
+        let Some(NetOp::Block(nb)) = ops.get(j) else { return false };
+        self.fused(nb, BlockEnds { input: BlockIn::Pull, output: self.output_of(ops, j) }).is_some()
     }
 
     /// A block: one fused launch (taking the embedding or the head along with `ends`), or the
@@ -361,7 +388,7 @@ impl Builder<'_> {
             let p = |s: &str| self.t(&format!("{n}.{s}"));
             let embed = ends.input == BlockIn::Embed;
             let head = ends.output == BlockOut::Head;
-            let (merge, expand) = (ends.input == BlockIn::Merge, ends.output == BlockOut::Expand);
+            let (merge, expand, pull) = (ends.input == BlockIn::Merge, ends.output == BlockOut::Expand, ends.input == BlockIn::Pull);
             let pixel = head && self.cfg.pixel_head;
             let when = |on: bool, name: &str| if on { self.t(name) } else { 0 };
             // The sm_90a blocks take their weights from the block's core blob (up to 48 channels)
@@ -402,12 +429,13 @@ impl Builder<'_> {
                 height: h as u32,
                 hidden: hidden as u32,
                 p: self.cfg.pixel_embed as u32,
-                lower: if merge || expand { self.bufs.x[l - 1] } else { 0 },
+                // The level below's stream (merge, expansion), or the level above's (pull).
+                lower: if merge || expand { self.bufs.x[l - 1] } else if pull { self.bufs.x[l + 1] } else { 0 },
                 merge_w: when(merge, &format!("merge{l}.weight#frag")),
                 merge_b: when(merge, &format!("merge{l}.bias#f32")),
-                expand_w: when(expand, &format!("expand{l}.weight#frag")),
-                expand_b: when(expand, &format!("expand{l}.bias#f32")),
-                lower_c: if merge || expand { self.cfg.channels[l - 1] as u32 } else { 0 },
+                expand_w: if pull { self.t(&format!("expand{}.weight#frag", l + 1)) } else { when(expand, &format!("expand{l}.weight#frag")) },
+                expand_b: if pull { self.t(&format!("expand{}.bias#f32", l + 1)) } else { when(expand, &format!("expand{l}.bias#f32")) },
+                lower_c: if merge || expand { self.cfg.channels[l - 1] as u32 } else if pull { self.cfg.channels[l + 1] as u32 } else { 0 },
                 ..Default::default()
             };
             let grid = ((t / WINDOW_TOKENS) as u32, 1, 1);
@@ -421,6 +449,9 @@ impl Builder<'_> {
                 BlockIn::Stream => None,
                 BlockIn::Embed => Some(linear_cost(&self.layers.embed, tu, p, false)),
                 BlockIn::Merge => Some(linear_cost(&self.layers.merge[l - 1], tu, p, false)),
+                // The expansion over the level above's tokens, less its read and write of this
+                // level's stream (the block reads the skip as its input anyway).
+                BlockIn::Pull => Some(linear_cost(&self.layers.expand[l], tu / 4, p, false)),
             };
             let output = match ends.output {
                 BlockOut::Stream => None,
@@ -434,6 +465,7 @@ impl Builder<'_> {
                 BlockIn::Stream => String::new(),
                 BlockIn::Embed => "embed+".to_string(),
                 BlockIn::Merge => format!("merge{l}+"),
+                BlockIn::Pull => format!("expand{}+", l + 1),
             };
             let after = match ends.output {
                 BlockOut::Stream => String::new(),
@@ -461,7 +493,14 @@ impl Builder<'_> {
 /// Every launch of one evaluation, in order (docs/NETWORK.md §4, `NetworkConfig::ops`); with
 /// matrix kernels, each block whose width has a fused matrix-core kernel is one launch of it.
 pub fn build(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &HashMap<String, u64>, kernels: Kernels) -> Vec<Launch> {
-    let mut b = Builder { cfg, layers: Layers::new(cfg), grid, bufs, tensors, kernels, out: Vec::new() };
+    let pull = !std::env::var("TESSEL_HIP_PULL").is_ok_and(|v| v == "0");
+    build_with(cfg, grid, bufs, tensors, kernels, pull)
+}
+
+/// [`build`] with the pulled expansions on or off (`TESSEL_HIP_PULL=0`, the kill switch, turns
+/// them off in `build`).
+pub fn build_with(cfg: &NetworkConfig, grid: &TokenGrid, bufs: &Buffers, tensors: &HashMap<String, u64>, kernels: Kernels, pull: bool) -> Vec<Launch> {
+    let mut b = Builder { cfg, layers: Layers::new(cfg), grid, bufs, tensors, kernels, pull, out: Vec::new() };
     let (w0, h0) = grid.level_dims(0);
     let ops = cfg.ops();
     let mut i = 0;
@@ -590,7 +629,20 @@ mod tests {
     #[test]
     fn level_0_stream_in_f16_only_where_fused_blocks_alone_touch_it() {
         let (cfg, g, bufs, tensors) = fixture();
-        let mut plan = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
+        // With the expansions pulled (level 2's only: the head does not pull) level 0's stream is
+        // in f16 as without.
+        let mut pulled = build_with(&cfg, &g, &bufs, &tensors, Kernels::Wgmma, true);
+        let before: Vec<u64> = pulled.iter().map(|l| l.cost.bytes).collect();
+        let elems0 = (960 * 544 * 32) as u64;
+        assert!(stream0_f16(&mut pulled, &bufs, elems0));
+        let flags: Vec<(&str, u32)> = pulled.iter().map(|l| (l.label.as_str(), if let Args::Block(a, _) = l.args { a.flags } else { 99 })).collect();
+        assert_eq!(
+            flags,
+            [("embed+enc0.0", STREAM_X_F16), ("merge1+enc1.0", STREAM_LOWER_F16), ("enc1.1", 0), ("merge2+mid.0", 0), ("mid.1", 0), ("expand2+dec1.0", 0), ("dec1.1+expand1", STREAM_LOWER_F16), ("dec0.0+head", STREAM_X_F16)]
+        );
+        let saved: Vec<u64> = before.iter().zip(&pulled).map(|(b, l)| (b - l.cost.bytes) / (2 * elems0)).collect();
+        assert_eq!(saved, [1, 1, 0, 0, 0, 0, 2, 1]);
+        let mut plan = build_with(&cfg, &g, &bufs, &tensors, Kernels::Wgmma, false);
         let before: Vec<u64> = plan.iter().map(|l| l.cost.bytes).collect();
         let elems0 = (960 * 544 * 32) as u64;
         assert!(stream0_f16(&mut plan, &bufs, elems0));
@@ -612,9 +664,37 @@ mod tests {
     }
 
     #[test]
+    fn a_decoder_levels_first_block_pulls_the_expansion_above_it() {
+        let (cfg, g, bufs, tensors) = fixture();
+        let plan = build_with(&cfg, &g, &bufs, &tensors, Kernels::MmaSync, true);
+        let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(labels, ["embed+enc0.0", "merge1+enc1.0", "enc1.1", "merge2+mid.0", "mid.1", "expand2+dec1.0", "dec1.1+expand1", "dec0.0+head"]);
+        // The last block of the level above stores its stream; the next level's first block reads
+        // its own stream (the skip) and the level above's, with the expansion's weights.
+        let up = plan.iter().find(|l| l.label == "mid.1").unwrap();
+        let Args::Block(a, _) = up.args else { panic!() };
+        assert_eq!((up.kernel, a.x, a.lower, a.expand_w), ("tessel_block_mma_c96", 12, 0, 0));
+        // The head's launch does not pull (no kernel: it measured no faster), so level 1 pushes.
+        let h = plan.iter().find(|l| l.label == "dec0.0+head").unwrap();
+        assert_eq!(h.kernel, "tessel_block_head_mma_c32");
+        let d = plan.iter().find(|l| l.label == "expand2+dec1.0").unwrap();
+        let Args::Block(a, 5) = d.args else { panic!() };
+        assert_eq!((d.kernel, a.x, a.lower, a.lower_c, a.expand_w), ("tessel_block_pull_mma_c48", 11, 12, 96, tensors["expand2.weight#frag"]));
+        // The same FLOPs as the plan without pulls; no more bytes.
+        let pushed = build_with(&cfg, &g, &bufs, &tensors, Kernels::MmaSync, false);
+        let sum = |p: &[Launch]| p.iter().fold((0u64, 0u64), |(b, f), l| (b + l.cost.bytes, f + l.cost.flops));
+        let ((bp, fp), (bq, fq)) = (sum(&plan), sum(&pushed));
+        assert_eq!(fp, fq);
+        assert!(bp <= bq, "{bp} > {bq}");
+        // Without the kernels for it, nothing is pulled.
+        let portable = build_with(&cfg, &g, &bufs, &tensors, Kernels::Portable, true);
+        assert!(portable.iter().all(|l| !l.label.contains("expand1+")));
+    }
+
+    #[test]
     fn with_matrix_kernels_each_block_is_one_launch() {
         let (cfg, g, bufs, tensors) = fixture();
-        let plan = build(&cfg, &g, &bufs, &tensors, Kernels::MmaSync);
+        let plan = build_with(&cfg, &g, &bufs, &tensors, Kernels::MmaSync, false);
         // The embedding and the head ride in the first and last blocks, each merge in the block
         // after it, each expansion in the block before it.
         let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
@@ -656,10 +736,15 @@ mod tests {
         assert!(plan.iter().any(|l| l.label == "merge2+mid.0"), "48 below 96 fuses");
         // A level of one block takes its merge and its expansion.
         let one = NetworkConfig { encoder_depths: vec![1, 1], bottleneck_depth: 1, decoder_depths: vec![1, 1], ..cfg.clone() };
-        let plan = build(&one, &TokenGrid::new(&one, 640, 360), &bufs, &fake_tensors(&one), Kernels::MmaSync);
+        let plan = build_with(&one, &TokenGrid::new(&one, 640, 360), &bufs, &fake_tensors(&one), Kernels::MmaSync, false);
         let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
         assert_eq!(labels, ["embed+enc0.0", "merge1+enc1.0", "merge2+mid.0+expand2", "dec1.0+expand1", "dec0.0+head"]);
         assert_eq!(plan[2].kernel, "tessel_block_merge_expand_mma_c96");
+        let plan = build_with(&one, &TokenGrid::new(&one, 640, 360), &bufs, &fake_tensors(&one), Kernels::MmaSync, true);
+        let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
+        // With pulls on, a block that must push its own expansion (no kernel pulls and pushes) is
+        // not pulled into: this plan is the pushed one.
+        assert_eq!(labels, ["embed+enc0.0", "merge1+enc1.0", "merge2+mid.0+expand2", "dec1.0+expand1", "dec0.0+head"]);
         // The layers outside the blocks take the matrix-core linear kernel of their input width.
         let kernel = |p: &[Launch], label: &str| p.iter().find(|l| l.label == label).unwrap().kernel;
         let plan = build(&odd, &TokenGrid::new(&odd, 3840, 2160), &bufs, &fake_tensors(&odd), Kernels::MmaSync);

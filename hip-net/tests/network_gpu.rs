@@ -115,6 +115,7 @@ fn report_kernels(net: &Network) {
         Ok(m) => println!("matrix path: {} (fused blocks)", m.describe()),
         Err(why) => println!("matrix path: {why}; portable kernels"),
     }
+    println!("expansions: {}", if net.pulls() { "pulled by the next level's first block" } else { "pushed by the level above's last block" });
     println!("{}", hip_net::plan::stream16_words(net.stream16()));
     for (kernel, regs, local) in net.jit_report().unwrap() {
         println!("  {kernel}: {regs} registers, {local} local bytes per thread");

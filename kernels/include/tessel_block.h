@@ -40,9 +40,10 @@ struct BlockArgs {
     ts_uint shift_y;
     ts_uint hidden;      // MLP width, a multiple of 16
     ts_uint p;           // pixel embedding width (head variant: a multiple of 8)
-    // Between levels (the merge and expand variants only; zero otherwise): the level below's
-    // stream [tokens][lower_c] f32, a grid of 2 width x 2 height, which the merge reads and the
-    // expansion adds into.
+    // Between levels (the merge, expand and pull variants only; zero otherwise): the level below's
+    // stream [tokens][lower_c] f32 (or f16: flags), a grid of 2 width x 2 height, which the merge
+    // reads and the expansion adds into; for the pull variant the level above's instead (a grid
+    // of width / 2 x height / 2, lower_c its channels, expand_w and expand_b its expansion).
     float* lower;
     const ts_half* merge_w;   // [c][4 lower_c]
     const float* merge_b;
@@ -63,6 +64,7 @@ struct BlockArgs {
 #define TS_IN_STREAM 0
 #define TS_IN_EMBED 1
 #define TS_IN_MERGE 2
+#define TS_IN_PULL 3
 #define TS_OUT_STREAM 0
 #define TS_OUT_HEAD 1
 #define TS_OUT_EXPAND 2
@@ -251,13 +253,26 @@ TS_INLINE void bias_tile(float d[4], const float* b, ts_uint n0, ts_uint t) {
 
 // Where the workgroup's window starts on the shifted torus: the column and row of its in-window
 // position 0. The divisions by the runtime grid size happen here once per thread.
+// `parity` (the PULL variant): which of the window's tokens a warp holds (row_pos).
 struct WindowOrigin {
     ts_uint x0, y0;
+    bool parity;
 };
-TS_INLINE WindowOrigin window_origin(const BlockArgs& p) {
+TS_INLINE WindowOrigin window_origin(const BlockArgs& p, bool parity) {
     ts_uint wins_x = p.width / TS_WINDOW, win = ts_block_x();
     return {((win % wins_x) * TS_WINDOW + p.width - p.shift_x % p.width) % p.width,
-            ((win / wins_x) * TS_WINDOW + p.height - p.shift_y % p.height) % p.height};
+            ((win / wins_x) * TS_WINDOW + p.height - p.shift_y % p.height) % p.height, parity};
+}
+
+// The in-window position (iy * 8 + ix) of row `row` (0-15) of warp `warp`: window rows 2 warp and
+// 2 warp + 1, or (parity) the 16 tokens whose grid column and row have the parities of warp % 2
+// and warp / 2, in rows of 4: one child quadrant of the level above (dy * 2 + dx = warp), so that
+// the PULL variant's expansion takes one quadrant's weights for all of a warp's rows. Grids are
+// an even number of tokens wide and high, so a wrap keeps the parity.
+TS_INLINE ts_uint row_pos(WindowOrigin o, ts_uint warp, ts_uint row) {
+    if (!o.parity) return warp * 16 + row;
+    ts_uint ox = (warp + o.x0) & 1, oy = (warp / 2 + o.y0) & 1;
+    return (2 * (row / 4) + oy) * TS_WINDOW + 2 * (row % 4) + ox;
 }
 
 // Column and row of window row r (in-window position r = iy * 8 + ix): at most one wrap, since

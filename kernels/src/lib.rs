@@ -54,6 +54,10 @@ pub enum BlockIn {
     Embed,
     /// The first block of a level above 0: the merge of the level below (2x2 gather, linear).
     Merge,
+    /// The first block of a decoder level below the top: the level's skip plus the expansion of
+    /// the level above, pulled per token (each warp one child quadrant) instead of added in by
+    /// the level above's last block.
+    Pull,
 }
 
 /// What a fused block kernel writes after the block.
@@ -82,6 +86,7 @@ impl BlockEnds {
     pub const MERGE: BlockEnds = BlockEnds { input: BlockIn::Merge, output: BlockOut::Stream };
     pub const EXPAND: BlockEnds = BlockEnds { input: BlockIn::Stream, output: BlockOut::Expand };
     pub const MERGE_EXPAND: BlockEnds = BlockEnds { input: BlockIn::Merge, output: BlockOut::Expand };
+    pub const PULL: BlockEnds = BlockEnds { input: BlockIn::Pull, output: BlockOut::Stream };
 
     /// Whether the kernel stages token rows in shared memory (the level-0 ends).
     pub fn stages_rows(self) -> bool {
@@ -89,7 +94,7 @@ impl BlockEnds {
     }
 }
 
-/// The fused window block kernels of one width: inner, merge, expand, merge and expand.
+/// The fused window block kernels of one width: inner, merge, expand, merge and expand, pull.
 macro_rules! block_widths {
     ($($c:literal),*) => {
         [$(
@@ -97,6 +102,7 @@ macro_rules! block_widths {
             ($c, BlockEnds::MERGE, concat!("tessel_block_merge_mma_c", $c)),
             ($c, BlockEnds::EXPAND, concat!("tessel_block_expand_mma_c", $c)),
             ($c, BlockEnds::MERGE_EXPAND, concat!("tessel_block_merge_expand_mma_c", $c)),
+            ($c, BlockEnds::PULL, concat!("tessel_block_pull_mma_c", $c)),
         )*]
     };
 }
@@ -109,17 +115,17 @@ macro_rules! block_ends {
         )*]
     };
 }
-const BLOCK_INNER: [(usize, BlockEnds, &str); 32] = block_widths!(16, 32, 48, 64, 80, 96, 112, 128);
+const BLOCK_INNER: [(usize, BlockEnds, &str); 40] = block_widths!(16, 32, 48, 64, 80, 96, 112, 128);
 const BLOCK_ENDS: [(usize, BlockEnds, &str); 8] = block_ends!(16, 32, 48, 64);
-const fn block_table() -> [(usize, BlockEnds, &'static str); 40] {
-    let mut out = [(0, BlockEnds::INNER, ""); 40];
+const fn block_table() -> [(usize, BlockEnds, &'static str); 48] {
+    let mut out = [(0, BlockEnds::INNER, ""); 48];
     let mut i = 0;
-    while i < 32 {
+    while i < 40 {
         out[i] = BLOCK_INNER[i];
         i += 1;
     }
-    while i < 40 {
-        out[i] = BLOCK_ENDS[i - 32];
+    while i < 48 {
+        out[i] = BLOCK_ENDS[i - 40];
         i += 1;
     }
     out

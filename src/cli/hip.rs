@@ -47,6 +47,7 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
         Err(why) => format!("native portable kernels, matrix cores {why}"),
     };
     let kernels = format!("{kernels}, {}", hip_net::plan::stream16_words(split.net.stream16()));
+    let kernels = format!("{kernels}, expansions {}", if split.net.pulls() { "pulled" } else { "pushed" });
     runner.external = Some(Box::new(split));
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
     let label = format!(
