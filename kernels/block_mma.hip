@@ -198,8 +198,17 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
 // Two chunks from 32 channels up: 0.762 -> 0.745 ms for tessel-v6's network at 3840x2160 on the
 // H200 (graphs; BENCHMARKS.md, eleventh session). Four were slower (the head kernel 0.189 ->
 // 0.197 ms), and at 16 channels two left the JIT keeping 32 bytes per thread on the stack.
+// With the weights in shared memory (sm_90a's warpgroup products), all six chunks of a 48-channel
+// block's MLP (hidden width 96) in one step: the JIT gives those kernels 111-125 registers instead
+// of 104-111, and the network took 0.574 -> 0.566 ms at 4K (three chunks: 0.569; four at 32
+// channels: slower; sixteenth session). The mma.sync kernels keep two. A group that does not
+// divide the chunks leaves single chunks at the end; a streamed block (TS_WS) steps by two.
 #ifndef TS_MLP_GROUP
+#if defined(TS_HAS_WGMMA)
+#define TS_MLP_GROUP(C) ((C) == 48 ? 6 : (C) >= 32 ? 2 : 1)
+#else
 #define TS_MLP_GROUP(C) ((C) >= 32 ? 2 : 1)
+#endif
 #endif
 
 // x += SiLU(LN2(x) W1[chunks hc0 .. hc0 + N]^T + b1) W2[:, chunks]^T.
