@@ -69,8 +69,8 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
         }
     }
     let mut native = NativeNetwork::new(shared, object.bytes, &kernels, weights).map_err(|e| e.to_string())?;
-    let pulled = if crate::plan::pulls(&plan) { "pulled" } else { "pushed" };
-    let describe = format!("fused {} kernels, {} PTX, {} launches, {stream}, expansions {pulled}", matrix.describe(), object.target, plan.len());
+    let pulled = crate::plan::pull_words(crate::plan::pulls(&plan));
+    let describe = format!("fused {} kernels, {} PTX, {} launches, {stream}, {pulled}", matrix.describe(), object.target, plan.len());
     let launches = plan
         .iter()
         .map(|l| NativeLaunch { label: l.label.clone(), kernel: l.kernel.to_string(), grid: l.grid, block: l.block, args: (0..PHASES).map(|p| l.arg_bytes(p)).collect(), cost: l.cost })

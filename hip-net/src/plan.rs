@@ -164,6 +164,15 @@ pub fn pulls(plan: &[Launch]) -> bool {
     plan.iter().any(|l| l.kernel.contains("_pull_"))
 }
 
+/// A start-up line's words for [`pulls`].
+pub fn pull_words(pulls: bool) -> &'static str {
+    if pulls {
+        "expansions pulled"
+    } else {
+        "expansions pushed"
+    }
+}
+
 /// A start-up line's words for a [`stream16_choice`].
 pub fn stream16_words(choice: std::result::Result<(), &str>) -> String {
     match choice {

@@ -46,8 +46,7 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
         Ok(m) => format!("native kernels, fused blocks on {}", m.describe()),
         Err(why) => format!("native portable kernels, matrix cores {why}"),
     };
-    let kernels = format!("{kernels}, {}", hip_net::plan::stream16_words(split.net.stream16()));
-    let kernels = format!("{kernels}, expansions {}", if split.net.pulls() { "pulled" } else { "pushed" });
+    let kernels = format!("{kernels}, {}, {}", hip_net::plan::stream16_words(split.net.stream16()), hip_net::plan::pull_words(split.net.pulls()));
     runner.external = Some(Box::new(split));
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
     let label = format!(
