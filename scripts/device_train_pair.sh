@@ -2,8 +2,8 @@
 # On a two-GPU machine (device tool, kind nvidia-h200-x2): two training runs side by side, one per
 # GPU, for the same wall-clock time: an A/B in one call at the device time of one run.
 #   bash scripts/device_train_pair.sh MINUTES "ARGS A" "ARGS B"
-#   e.g. bash scripts/device_train_pair.sh 9 "--init models/tessel-v9 --deadline 550 --package out/pair/a/tessel-dev" \
-#                                            "--init models/tessel-v9 --deadline 550 --accumulate --package out/pair/b/tessel-dev"
+#   e.g. bash scripts/device_train_pair.sh 9 "--init models/tessel-v10 --deadline 550 --package out/pair/a/tessel-dev" \
+#                                            "--init models/tessel-v10 --deadline 550 --accumulate --package out/pair/b/tessel-dev"
 # Each run gets its own GPU, training folder, data cache and golden folder (out/pair/a, out/pair/b),
 # so the two never write the same file. Everything comes back as $OUT/a.tgz and b.tgz (the package,
 # golden vectors, logs) and ckpt_a.pt, ckpt_b.pt: the device tool returns only a few small files.

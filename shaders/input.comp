@@ -8,6 +8,8 @@ layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
 layout(constant_id = 0) const int P = 8;
 layout(constant_id = 1) const bool EMBED_FROM_SPEC = false;
 layout(constant_id = TS_SPEC_INPUT_ACCUMULATE) const bool ACCUMULATE = false;
+// The history kernel's Keys parameter (config `history_a`, docs/NETWORK.md §2).
+layout(constant_id = TS_SPEC_INPUT_HISTORY_A) const float HISTORY_A = -0.5;
 #include "embed_spec.glsl"
 layout(push_constant) uniform PC {
     ParamsBuf params;
@@ -37,7 +39,7 @@ void main() {
         for (int p = 0; p < P; p++) pc.tokens.v[base + p] = float16_t(0.0);
         return;
     }
-    PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist, pc.pos);
+    PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist, pc.pos, HISTORY_A);
     Vec4Buf(pc.context).v[xy.y * fp.out_size.x + xy.x] = vec4(ctx.hist, history_weight(ctx, ACCUMULATE));
     float f[TS_FEATURES];
     f[0] = ctx.c[4].r; f[1] = ctx.c[4].g; f[2] = ctx.c[4].b;

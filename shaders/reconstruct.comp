@@ -47,7 +47,9 @@ void main() {
         ctx.hist = s.rgb;
         weight = s.a;
     } else {
-        ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist_in, pc.pos);
+        // Only fixed controls come here (a back after the network reads the stored context):
+        // the contract's Catmull-Rom history.
+        ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist_in, pc.pos, -0.5);
         weight = history_weight(ctx, accumulate);
     }
     float blend, sigma, strength;

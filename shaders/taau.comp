@@ -73,16 +73,7 @@ float thin_feature(float l[9], float threshold) {
     return (hi - lo > LOCK_MIN_RANGE && ridge > threshold * (hi - lo)) ? 1.0 : 0.0;
 }
 
-// Keys' cubic weights at fraction f for the taps at -1, 0, 1, 2.
-vec4 keys_weights(float f, float a) {
-    float x0 = 1.0 + f, x1 = f, x2 = 1.0 - f, x3 = 2.0 - f;
-    float w0 = ((a * x0 - 5.0 * a) * x0 + 8.0 * a) * x0 - 4.0 * a;
-    float w1 = ((a + 2.0) * x1 - (a + 3.0)) * x1 * x1 + 1.0;
-    float w2 = ((a + 2.0) * x2 - (a + 3.0)) * x2 * x2 + 1.0;
-    float w3 = ((a * x3 - 5.0 * a) * x3 + 8.0 * a) * x3 - 4.0 * a;
-    return vec4(w0, w1, w2, w3);
-}
-
+// (keys_weights: include/context.glsl.)
 vec3 hist_keys(vec2 p, ivec2 size, float a) {
     vec2 u = p - 0.5;
     vec2 i = floor(u);

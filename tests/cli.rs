@@ -183,15 +183,15 @@ fn nan_and_inf_pixels_are_sanitised_and_reported() {
 }
 
 /// The shipped package is trained and beats its own tuned baseline on a held-out `tessel scene`
-/// sequence (tessel-v9: 25.01 vs 23.29 dB, temporal 0.0758 vs 0.0841; the classical TAAU 23.87;
-/// tessel-v8 had 25.08 dB, tessel-v6 25.14, tessel-v5 25.04, tessel-v4 25.11, tessel-v2 24.87 and
+/// sequence (tessel-v10: 25.29 vs 23.29 dB, temporal 0.0736 vs 0.0841; the classical TAAU 24.03;
+/// tessel-v9 had 25.01 dB, tessel-v8 25.08, tessel-v6 25.14, tessel-v5 25.04, tessel-v4 25.11, tessel-v2 24.87 and
 /// tessel-v1 24.57, and the last two would fail the 1.7 dB margin).
 #[test]
 fn shipped_model_beats_its_tuned_baseline_on_a_held_out_scene() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let model = root.join("models/tessel-v9");
+    let model = root.join("models/tessel-v10");
     let info = ok(&["info", "--model", s(&model)]);
-    assert!(info.contains("model: tessel-v9") && !info.contains("UNTRAINED"), "{info}");
+    assert!(info.contains("model: tessel-v10") && !info.contains("UNTRAINED"), "{info}");
     let d = tempfile::tempdir().unwrap();
     let scene = d.path().join("scene");
     ok(&["scene", "--kind", "mixed", "--seed", "777", "--ratio", "2", "--size", "256x144", "--frames", "24", "--out", s(&scene)]);
@@ -210,13 +210,14 @@ fn shipped_model_beats_its_tuned_baseline_on_a_held_out_scene() {
     assert!(m[1]["mean_temporal"].as_f64().unwrap() < m[2]["mean_temporal"].as_f64().unwrap());
     // The fixed head used the model's tuned values.
     assert!(json(&taau.join("report.json"))["network"].as_str().unwrap().contains("blend 0.750, sigma 0.300, clamp 0.000"));
-    // The classical TAAU lies between the fixed head and tessel-v9 on this scene.
+    // The classical TAAU lies between the fixed head and tessel-v10 on this scene.
     let classic_psnr = m[3]["mean_psnr"].as_f64().unwrap();
     assert!(classic_psnr > base && tessel > classic_psnr + CLASSIC_MARGIN, "tessel {tessel:.3}, classical TAAU {classic_psnr:.3}, fixed head {base:.3} dB");
 }
 
-/// tessel-v9 over the classical TAAU on the shipped-model test's scene (mixed, seed 777, 2x).
-const CLASSIC_MARGIN: f64 = 0.5;
+/// tessel-v10 over the classical TAAU on the shipped-model test's scene (mixed, seed 777, 2x):
+/// 1.26 dB (tessel-v9 had 1.14 over the TAAU's earlier parameters, 0.5 the margin then).
+const CLASSIC_MARGIN: f64 = 1.0;
 
 /// True when a Vulkan device opens; otherwise says the test is skipped.
 fn vulkan_present(test: &str) -> bool {
@@ -248,7 +249,7 @@ fn check_passes_against_the_cpu_reference() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("check.json");
     let golden = root().join("model/tests/golden");
-    let model = root().join("models/tessel-v9");
+    let model = root().join("models/tessel-v10");
     let text = ok(&["check", "--golden", s(&golden), "--model", s(&model), "--json", s(&out)]);
     assert!(text.contains("summary") && text.contains("skipped: no HIP runtime"), "{text}");
     let r = json(&out);
@@ -257,7 +258,7 @@ fn check_passes_against_the_cpu_reference() {
     assert_eq!(b["backend"], "vulkan");
     assert!(b["label"].as_str().unwrap().contains("sync: single command buffer"));
     let golden_rows = b["golden"].as_array().unwrap();
-    assert_eq!(golden_rows.len(), 15, "3 + 4 + 3 + 5 golden frames");
+    assert_eq!(golden_rows.len(), 20, "3 + 4 + 3 + 5 + 5 golden frames");
     for row in golden_rows {
         assert!(f64s(row, "head_db") >= 60.0 && f64s(row, "tokens_db") >= 60.0, "{row}");
         assert!(f64s(row, "image_db") >= 50.0, "{row}");
@@ -299,7 +300,7 @@ fn vulkan_replay_matches_the_cpu_replay() {
     let scene = d.path().join("scene");
     ok(&["scene", "--kind", "night", "--seed", "9", "--ratio", "2", "--size", "160x90", "--frames", "8", "--bits", "32", "--out", s(&scene)]);
     let frames = scene.join("frames.json");
-    let model = root().join("models/tessel-v9");
+    let model = root().join("models/tessel-v10");
     let (cpu, gpu) = (d.path().join("cpu"), d.path().join("gpu"));
     ok(&["replay", s(&frames), "--network", "cpu", "--model", s(&model), "--out", s(&cpu)]);
     ok(&["replay", s(&frames), "--network", "vulkan", "--model", s(&model), "--out", s(&gpu)]);
@@ -349,7 +350,7 @@ fn bench_times_cpu_and_vulkan_and_writes_json() {
     }
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("bench.json");
-    let model = root().join("models/tessel-v9");
+    let model = root().join("models/tessel-v10");
     let text = ok(&["bench", "--network", "cpu,vulkan", "--model", s(&model), "--size", "64x36", "--frames", "20", "--warmup", "2", "--cpu-frames", "2", "--json", s(&out)]);
     assert!(text.contains("TFLOP/s"), "{text}");
     let r = json(&out);

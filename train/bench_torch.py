@@ -58,7 +58,7 @@ def time_eager(fn, x, frames):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="models/tessel-v9")
+    ap.add_argument("--model", default="models/tessel-v10")
     ap.add_argument("--frames", type=int, default=400)
     ap.add_argument("--compile", action="store_true", help="also try torch.compile (+ CUDA graphs)")
     ap.add_argument("--out", default=None)

@@ -3,7 +3,7 @@
 scores the tuned TAAU, the network, and two oracles: per-pixel, per-frame head values fitted to the
 ground truth by gradient descent through the reconstruction and its history (docs/NETWORK.md §5-6).
 
-    python3 train/oracle_head.py SEQ/frames.json [...] [--package models/tessel-v9] [--iters 150]
+    python3 train/oracle_head.py SEQ/frames.json [...] [--package models/tessel-v10] [--iters 150]
 
 Oracle "controls": blend, gather width and rectification per pixel and frame, no residual (the
 ceiling of a TAAU steered perfectly). Oracle "all": the residual colour correction too (it can paint
@@ -79,7 +79,7 @@ def fit_oracle(fr, size, init, channels, iters, lr, start):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sequences", nargs="+")
-    ap.add_argument("--package", default="models/tessel-v9")
+    ap.add_argument("--package", default="models/tessel-v10")
     ap.add_argument("--iters", type=int, default=150)
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--start", type=int, default=8)

@@ -195,13 +195,22 @@ def tune_baseline(cache, size, n, start):
 def init_from_package(net, pkg):
     """Loads a package's weights into net; returns its baseline and the record of the search behind it."""
     src, mj = load_net(pkg)
-    # The reconstruction's flag (`accumulate`) may be turned on over a package without it: the
+    # The reconstruction's settings (`accumulate`, `history_a`) may differ from the package's: the
     # tensors are the same.
-    if dataclasses.replace(src.cfg, accumulate=net.cfg.accumulate) != net.cfg:
+    if dataclasses.replace(src.cfg, accumulate=net.cfg.accumulate, history_a=net.cfg.history_a) != net.cfg:
         sys.exit(f"--init {pkg}: model.json config {mj['config']} differs from this run's network {net.cfg}")
     net.load_state_dict(src.state_dict())
     b = mj["baseline"]
     return (b["blend"], b["sigma"], b["clamp"]), mj.get("provenance", {}).get("baseline_search", {})
+
+
+def history_a_of(a):
+    """The history kernel of a new run: --history-a, else the --init package's, else Catmull-Rom."""
+    if a.history_a is not None:
+        return a.history_a
+    if a.init:
+        return json.load(open(os.path.join(a.init, "model.json")))["config"].get("history_a", stages.CATMULL_ROM_A)
+    return stages.CATMULL_ROM_A
 
 
 def data_seed_of(a, ck):
@@ -279,7 +288,7 @@ def parse_args():
                          "search, training and validation, export); the steps are planned at step 40 from the measured rates")
     ap.add_argument("--out", default="out/train")
     ap.add_argument("--package", default="models/tessel-dev",
-                    help="where the trained package goes (a new name: the shipped models/tessel-v9 took nine runs)")
+                    help="where the trained package goes (a new name: the shipped models/tessel-v10 took ten runs)")
     ap.add_argument("--golden", default="model/tests/golden")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--seed", type=int, default=20261129)
@@ -334,6 +343,9 @@ def parse_args():
     ap.add_argument("--accumulate", action="store_true",
                     help="the reconstruction keeps an accumulation count and clips to the mean +- a deviation (config "
                          "`accumulate`, docs/NETWORK.md §6); --init from a package without it keeps its weights")
+    ap.add_argument("--history-a", type=float, default=None, metavar="A",
+                    help="the history kernel's Keys parameter (config `history_a`, docs/NETWORK.md §2): -0.5 is "
+                         "Catmull-Rom, lower is sharper; default: the --init package's, else -0.5")
     ap.add_argument("--exp-history-kernel", action="store_true",
                     help="experiment (tessel_train/experimental.py): channel 2 sets the history kernel's sharpness; "
                          "validation only, no package")
@@ -581,7 +593,7 @@ def main():
     start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
-    cfg = Config.from_json(ck["config"]) if ck is not None and "config" in ck else Config(pixel_head=a.pixel_head, accumulate=a.accumulate)
+    cfg = Config.from_json(ck["config"]) if ck is not None and "config" in ck else Config(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a))
     net = TesselNet(cfg).to(dev)
     log(f"network config: {cfg.to_json()}")
     baseline, search = start_weights(a, net, ck, cache, start)

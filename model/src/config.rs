@@ -24,7 +24,7 @@ pub const PHASES: usize = 8;
 /// Relative-position bias entries per head: (2*WINDOW-1)^2.
 pub const RPB_ENTRIES: usize = (2 * WINDOW - 1) * (2 * WINDOW - 1);
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkConfig {
     /// Channels per level, level 0 (finest, one token per 4x4 pixels) first. Multiples of 16.
@@ -48,6 +48,21 @@ pub struct NetworkConfig {
     /// Absent: false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub accumulate: bool,
+    /// The history colour's resampling kernel (docs/NETWORK.md §2): Keys' cubic with this `a`.
+    /// Absent: −0.5, Catmull-Rom; below it the kernel is sharper. In [−1, 0].
+    #[serde(default = "catmull_rom_a", skip_serializing_if = "is_catmull_rom_a")]
+    pub history_a: f32,
+}
+
+/// Keys' `a` of Catmull-Rom: the history kernel of a package that does not name one.
+pub const CATMULL_ROM_A: f32 = -0.5;
+
+fn catmull_rom_a() -> f32 {
+    CATMULL_ROM_A
+}
+
+fn is_catmull_rom_a(a: &f32) -> bool {
+    *a == CATMULL_ROM_A
 }
 
 fn is_false(b: &bool) -> bool {
@@ -65,6 +80,7 @@ impl Default for NetworkConfig {
             pixel_embed: 8,
             pixel_head: false,
             accumulate: false,
+            history_a: CATMULL_ROM_A,
         }
     }
 }
@@ -131,6 +147,9 @@ impl NetworkConfig {
         }
         if !(1..=PIXEL_FEATURES).contains(&self.pixel_embed) {
             return Err(("pixel_embed".into(), format!("{} is outside 1..={PIXEL_FEATURES}", self.pixel_embed)));
+        }
+        if !(-1.0..=0.0).contains(&self.history_a) {
+            return Err(("history_a".into(), format!("{} is outside [-1, 0]", self.history_a)));
         }
         Ok(())
     }
@@ -384,6 +403,22 @@ mod tests {
         }
         // Accumulating adds no tensors.
         assert_eq!(NetworkConfig { accumulate: true, ..base.clone() }.tensor_specs().len(), base.tensor_specs().len());
+    }
+
+    #[test]
+    fn history_a_is_absent_for_catmull_rom_and_checked_when_present() {
+        let base = NetworkConfig::default();
+        assert!(!serde_json::to_string(&base).unwrap().contains("history_a"));
+        let sharp = NetworkConfig { history_a: -0.75, ..base.clone() };
+        let json = serde_json::to_string(&sharp).unwrap();
+        assert!(json.contains("\"history_a\":-0.75"), "{json}");
+        assert_eq!(serde_json::from_str::<NetworkConfig>(&json).unwrap(), sharp);
+        assert_eq!(sharp.tensor_specs().len(), base.tensor_specs().len());
+        assert!(sharp.validate().is_ok());
+        for bad in [-1.5, 0.25, f32::NAN] {
+            let (field, msg) = NetworkConfig { history_a: bad, ..base.clone() }.validate().unwrap_err();
+            assert_eq!(field, "history_a", "{msg}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use crate::config::{NetworkConfig, TokenGrid, PIXEL_FEATURES, TOKEN, TOKEN_PIXELS};
 use crate::frame::{History, Prepared};
 use crate::network::layers::{round_f16, silu, Linear};
-use crate::sample::{bilinear, catmull_rom};
+use crate::sample::{bilinear, keys};
 use crate::tonemap::{luma, reexpose, Y_MAX};
 
 /// Everything about one output pixel that both the input stage and the reconstruction use.
@@ -40,7 +40,9 @@ pub struct PixelContext {
     pub count: f32,
 }
 
-pub fn pixel_context(x: usize, y: usize, f: &Prepared, hist: &History) -> PixelContext {
+/// The context of output pixel (x, y) (docs/NETWORK.md §2); `history_a` is the history kernel's
+/// Keys parameter (config `history_a`; −0.5, Catmull-Rom, for the fixed head).
+pub fn pixel_context(x: usize, y: usize, f: &Prepared, hist: &History, history_a: f32) -> PixelContext {
     let (ow, oh) = (hist.color.width as f32, hist.color.height as f32);
     let (rw, rh) = (f.color.width, f.color.height);
     let pr = [(x as f32 + 0.5) * rw as f32 / ow, (y as f32 + 0.5) * rh as f32 / oh];
@@ -80,7 +82,7 @@ pub fn pixel_context(x: usize, y: usize, f: &Prepared, hist: &History) -> PixelC
         let outside = 0.0f32.max(-p[0]).max(p[0] - ow).max(-p[1]).max(p[1] - oh);
         ctx.valid = (1.0 - outside).clamp(0.0, 1.0);
     }
-    let h: [f32; 3] = catmull_rom(&hist.color, p[0], p[1], 0);
+    let h: [f32; 3] = keys(&hist.color, p[0], p[1], 0, history_a);
     ctx.hist = h.map(|v| reexpose(v.clamp(0.0, Y_MAX), hist.exposure, f.exposure));
     ctx.prev_near = bilinear::<1>(&hist.near, p[0], p[1], 0)[0];
     ctx.memory = bilinear(&hist.memory, p[0], p[1], 0);
@@ -121,12 +123,12 @@ pub fn features(ctx: &PixelContext) -> [f32; PIXEL_FEATURES] {
 }
 
 /// Per-pixel features of the whole output, row-major, PIXEL_FEATURES per pixel.
-pub fn feature_image(f: &Prepared, hist: &History) -> Vec<f32> {
+pub fn feature_image(f: &Prepared, hist: &History, history_a: f32) -> Vec<f32> {
     let (w, h) = (hist.color.width, hist.color.height);
     let mut out = vec![0.0f32; w * h * PIXEL_FEATURES];
     out.par_chunks_mut(w * PIXEL_FEATURES).enumerate().for_each(|(y, row)| {
         for x in 0..w {
-            let ctx = pixel_context(x, y, f, hist);
+            let ctx = pixel_context(x, y, f, hist, history_a);
             row[x * PIXEL_FEATURES..(x + 1) * PIXEL_FEATURES].copy_from_slice(&features(&ctx));
         }
     });

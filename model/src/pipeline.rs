@@ -106,7 +106,7 @@ impl Upscaler {
         let (toks, head) = match &self.stage {
             Stage::Network { net, grid } => {
                 let t = Instant::now();
-                let feats = feature_image(&prepared, &self.history);
+                let feats = feature_image(&prepared, &self.history, net.config.history_a);
                 let toks = tokens(&net.config, grid, &net.pixel_embed, &feats);
                 times.input_ms = ms(t);
                 let t = Instant::now();
@@ -118,7 +118,7 @@ impl Upscaler {
         };
         let t = Instant::now();
         let input = match &self.stage {
-            Stage::Network { grid, net } => HeadInput::Buffer { head: &head, padded_w: grid.padded_w, accumulate: net.config.accumulate },
+            Stage::Network { grid, net } => HeadInput::Buffer { head: &head, padded_w: grid.padded_w, accumulate: net.config.accumulate, history_a: net.config.history_a },
             Stage::Fixed(p) => HeadInput::Fixed(*p),
             Stage::Classic(..) => unreachable!("the classical TAAU returned above"),
         };

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use crate::config::{HEAD_CHANNELS, TOKEN, TOKEN_PIXELS};
+use crate::config::{CATMULL_ROM_A, HEAD_CHANNELS, TOKEN, TOKEN_PIXELS};
 use crate::frame::{History, Prepared};
 use crate::head::{decode, HeadParams};
 use crate::input_stage::{pixel_context, PixelContext};
@@ -88,9 +88,9 @@ pub fn head_index(x: usize, y: usize, padded_w: usize) -> usize {
 
 /// Where the reconstruction's per-pixel controls come from.
 pub enum HeadInput<'a> {
-    /// The network's head buffer (token-major, padded width in tokens), and whether the package
-    /// accumulates (config `accumulate`).
-    Buffer { head: &'a [f32], padded_w: usize, accumulate: bool },
+    /// The network's head buffer (token-major, padded width in tokens), whether the package
+    /// accumulates (config `accumulate`) and its history kernel (config `history_a`).
+    Buffer { head: &'a [f32], padded_w: usize, accumulate: bool, history_a: f32 },
     /// The same controls everywhere (the non-neural baseline).
     Fixed(HeadParams),
 }
@@ -101,11 +101,16 @@ pub fn reconstruct(f: &Prepared, hist: &mut History, head: &HeadInput) -> Vec<f3
     let (w, h) = (hist.color.width, hist.color.height);
     let mut pixels = vec![PixelOut { color: [0.0; 3], near: 0.0, memory: [0.0; 2], count: 0.0 }; w * h];
     let accumulate = matches!(head, HeadInput::Buffer { accumulate: true, .. });
+    // The fixed head keeps the contract's Catmull-Rom history.
+    let history_a = match head {
+        HeadInput::Buffer { history_a, .. } => *history_a,
+        HeadInput::Fixed(_) => CATMULL_ROM_A,
+    };
     {
         let hist_ref: &History = hist;
         pixels.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
             for (x, out) in row.iter_mut().enumerate() {
-                let ctx = pixel_context(x, y, f, hist_ref);
+                let ctx = pixel_context(x, y, f, hist_ref, history_a);
                 let params = match head {
                     HeadInput::Buffer { head, padded_w, .. } => {
                         let i = head_index(x, y, *padded_w);

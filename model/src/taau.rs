@@ -31,7 +31,7 @@
 use rayon::prelude::*;
 
 use crate::frame::Prepared;
-use crate::sample::{bilinear, Plane};
+use crate::sample::{bilinear, keys_weights, Plane};
 use crate::tonemap::{reexpose, untonemap, Y_MAX};
 
 /// The classical upscaler's settings.
@@ -283,13 +283,6 @@ fn pixel(x: usize, y: usize, f: &Prepared, hist: &TaauHistory, p: &TaauParams, o
     Px { color: o, near: best_near, count: (n + q).min(cap), lock }
 }
 
-/// Keys' cubic weights at fraction f for the taps at −1, 0, 1, 2.
-fn keys_weights(f: f32, a: f32) -> [f32; 4] {
-    let near = |x: f32| ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
-    let far = |x: f32| ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
-    [far(1.0 + f), near(f), near(1.0 - f), far(2.0 - f)]
-}
-
 /// The history colour (channels 0..3) at (px, py), pixel units, with Keys' cubic.
 fn keys_sample(img: &Plane, px: f32, py: f32, a: f32) -> [f32; 3] {
     let (ux, uy) = (px - 0.5, py - 0.5);
@@ -343,18 +336,6 @@ pub fn reconstruct(f: &Prepared, hist: &mut TaauHistory, p: &TaauParams) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keys_with_a_half_is_catmull_rom() {
-        for f in [0.0f32, 0.25, 0.5, 0.9] {
-            let k = keys_weights(f, -0.5);
-            let c = crate::sample::catmull_rom_weights(f);
-            for i in 0..4 {
-                assert!((k[i] - c[i]).abs() < 1e-6, "f {f}: {k:?} against {c:?}");
-            }
-            assert!((keys_weights(f, -0.75).iter().sum::<f32>() - 1.0).abs() < 1e-6);
-        }
-    }
 
     #[test]
     fn ycocg_round_trips() {

@@ -101,6 +101,14 @@ fn bad_config_names_the_field() {
 }
 
 #[test]
+fn history_a_out_of_range_names_the_field() {
+    let (dir, _) = written();
+    edit_json(dir.path(), |v| v["config"]["history_a"] = serde_json::json!(-1.5));
+    let e = err_of(dir.path());
+    assert!(e.contains("model.json") && e.contains("config.history_a") && e.contains("-1.5"), "{e}");
+}
+
+#[test]
 fn version_and_format() {
     let (dir, _) = written();
     edit_json(dir.path(), |v| v["format_version"] = 99.into());

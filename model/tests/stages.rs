@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use tessel_model::config::{NetworkConfig, TokenGrid, HEAD_CHANNELS, PIXEL_FEATURES, TOKEN};
+use tessel_model::config::{NetworkConfig, TokenGrid, CATMULL_ROM_A, HEAD_CHANNELS, PIXEL_FEATURES, TOKEN};
 use tessel_model::frame::{prepare, FrameData, History};
 use tessel_model::head::{decode, FixedHead};
 use tessel_model::input_stage::{feature_image, features, pixel_context, tokens};
@@ -54,7 +54,7 @@ fn reconstruction_of_a_constant_image_returns_the_constant() {
     for round in 0..3 {
         let grid_w = 8; // padded tokens wide enough for 24 pixels
         let head: Vec<f32> = (0..grid_w * 8 * 16 * HEAD_CHANNELS).map(|i| ((i * 37 % 23) as f32 - 11.0) * 0.4).collect();
-        let out = reconstruct(&p, &mut hist, &HeadInput::Buffer { head: &head, padded_w: grid_w, accumulate: false });
+        let out = reconstruct(&p, &mut hist, &HeadInput::Buffer { head: &head, padded_w: grid_w, accumulate: false, history_a: CATMULL_ROM_A });
         // RGB and alpha are all 1.0.
         for (i, v) in out.iter().enumerate() {
             assert!((v - 1.0).abs() < 1e-5, "round {round} value {i}: {v}");
@@ -107,7 +107,7 @@ fn features_by_hand() {
     f.depth[0] = 0.25; // render (0, 0) is in the 3x3 neighbourhood of (1, 1)
     let p = prepare(&f, &Settings::default(), (8, 8));
     let mut hist = History::new(8, 8);
-    let ctx = pixel_context(3, 2, &p, &hist);
+    let ctx = pixel_context(3, 2, &p, &hist, CATMULL_ROM_A);
     let ft = features(&ctx);
     assert_eq!(&ft[0..3], &[0.5, 0.75, 0.0]);
     assert_eq!(&ft[3..5], &[0.0, 0.0]);
@@ -120,23 +120,23 @@ fn features_by_hand() {
     // pixel (3, 2)'s centre (3.5, 2.5) is (7.5, 2.5), inside; pixel (6, 2) moves out by 3 px.
     hist.valid = true;
     hist.color.data.iter_mut().for_each(|v| *v = 0.25);
-    let ctx = pixel_context(3, 2, &p, &hist);
+    let ctx = pixel_context(3, 2, &p, &hist, CATMULL_ROM_A);
     assert_eq!(ctx.prev, [7.5, 2.5]);
     assert_eq!(ctx.valid, 1.0);
     assert!((ctx.hist[0] - 0.25).abs() < 1e-6);
-    assert_eq!(pixel_context(6, 2, &p, &hist).valid, 0.0);
+    assert_eq!(pixel_context(6, 2, &p, &hist, CATMULL_ROM_A).valid, 0.0);
     // Motion 1.5 render px = 3 output px: pixel 4 lands at 7.5 (inside, validity 1), pixel 5 at
     // 8.5 (0.5 px outside: validity fades to 0.5), pixel 6 at 9.5 (gone: 0).
     let mut f2 = f.clone();
     f2.motion = (0..16).flat_map(|_| [1.5f32, 0.0]).collect();
     let p2 = prepare(&f2, &Settings::default(), (8, 8));
-    let v: Vec<f32> = (4..7).map(|x| pixel_context(x, 2, &p2, &hist).valid).collect();
+    let v: Vec<f32> = (4..7).map(|x| pixel_context(x, 2, &p2, &hist, CATMULL_ROM_A).valid).collect();
     assert_eq!(v, vec![1.0, 0.5, 0.0]);
     // A reset drops history whatever the buffers hold.
     let mut f3 = f.clone();
     f3.reset = true;
     let p3 = prepare(&f3, &Settings::default(), (8, 8));
-    assert_eq!(pixel_context(3, 2, &p3, &hist).valid, 0.0);
+    assert_eq!(pixel_context(3, 2, &p3, &hist, CATMULL_ROM_A).valid, 0.0);
 }
 
 #[test]
@@ -148,7 +148,7 @@ fn token_layout_is_space_to_depth_of_pixel_embeddings() {
     let f = textured_frame(18, 10, 0);
     let p = prepare(&f, &Settings::default(), (ow, oh));
     let hist = History::new(ow, oh);
-    let feats = feature_image(&p, &hist);
+    let feats = feature_image(&p, &hist, CATMULL_ROM_A);
     let toks = tokens(&cfg, &grid, &net.pixel_embed, &feats);
     let tc = cfg.token_channels();
     assert_eq!(toks.len(), grid.padded_w * grid.padded_h * tc);

@@ -51,6 +51,8 @@
 // The input stage's last constant (after the embedding's 17 TS_EMBED_SPEC_P): whether the package
 // accumulates (config `accumulate`, docs/NETWORK.md §6); the reconstruction's is constant 1.
 #define TS_SPEC_INPUT_ACCUMULATE 138
+// Then the history kernel's Keys parameter (config `history_a`, docs/NETWORK.md §2), as f32 bits.
+#define TS_SPEC_INPUT_HISTORY_A 139
 // The accumulation count's cap and the clip box's half-width in deviations (§6; the Rust
 // reference's ACCUM_MAX and ACCUM_GAMMA).
 #define TS_ACCUM_MAX 16

@@ -26,21 +26,33 @@ vec4 catmull_rom_weights(float f) {
                 f * f * (-0.5 + 0.5 * f));
 }
 
+// Keys' cubic weights with parameter a for fraction f, taps -1..2 (a = -1/2 is Catmull-Rom; below
+// it the kernel is sharper).
+vec4 keys_weights(float f, float a) {
+    float x0 = 1.0 + f, x1 = f, x2 = 1.0 - f, x3 = 2.0 - f;
+    float w0 = ((a * x0 - 5.0 * a) * x0 + 8.0 * a) * x0 - 4.0 * a;
+    float w1 = ((a + 2.0) * x1 - (a + 3.0)) * x1 * x1 + 1.0;
+    float w2 = ((a + 2.0) * x2 - (a + 3.0)) * x2 * x2 + 1.0;
+    float w3 = ((a * x3 - 5.0 * a) * x3 + 8.0 * a) * x3 - 4.0 * a;
+    return vec4(w0, w1, w2, w3);
+}
+
 // The history is two f16vec4 per pixel: (r, g, b, nearness) and (memory 0, memory 1, count, -).
 vec4 hist_at(F16Buf h, ivec2 p, ivec2 size, int part) {
     ivec2 q = clamp(p, ivec2(0), size - 1);
     return vec4(F16x4Buf(h).v[(q.y * size.x + q.x) * 2 + part]);
 }
 
-// Catmull-Rom of the history colour at p (rgb), and the bilinear nearness at p (a) from the
-// same taps: the bilinear's four are the Catmull-Rom's inner four, so they are loaded once
-// (hist_bilinear(h, p, size, 0).a computed exactly the same way).
-vec4 hist_catmull_rom(F16Buf h, vec2 p, ivec2 size) {
+// Keys' cubic (parameter a: config `history_a`) of the history colour at p (rgb), and the bilinear
+// nearness at p (a) from the same taps: the bilinear's four are the cubic's inner four, so they
+// are loaded once (hist_bilinear(h, p, size, 0).a computed exactly the same way).
+vec4 hist_cubic(F16Buf h, vec2 p, ivec2 size, float a) {
     vec2 u = p - 0.5;
     vec2 i = floor(u);
     vec2 f = u - i;
-    vec4 wx = catmull_rom_weights(f.x);
-    vec4 wy = catmull_rom_weights(f.y);
+    // Catmull-Rom keeps its own arithmetic, as the CPU reference does.
+    vec4 wx = a == -0.5 ? catmull_rom_weights(f.x) : keys_weights(f.x, a);
+    vec4 wy = a == -0.5 ? catmull_rom_weights(f.y) : keys_weights(f.y, a);
     ivec2 b = ivec2(i);
     vec3 o = vec3(0.0);
     float inner[4];
@@ -110,14 +122,15 @@ PixelContext pixel_neighbourhood(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf
     return ctx;
 }
 
-PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F16Buf hist, F32Buf pos) {
+// history_a: the history kernel's Keys parameter (config `history_a`; -0.5 for the fixed head).
+PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F16Buf hist, F32Buf pos, float history_a) {
     PixelContext ctx = pixel_neighbourhood(xy, fp, prep_c, prep_m, pos);
     ivec2 o = ivec2(fp.out_size);
     vec2 p = vec2(float(xy.x) + 0.5 + ctx.motion[4].x, float(xy.y) + 0.5 + ctx.motion[4].y);
     if (fp.hist_valid != 0u) {
         float outside = max(max(max(0.0, -p.x), p.x - float(o.x)), max(-p.y, p.y - float(o.y)));
         ctx.valid = clamp(1.0 - outside, 0.0, 1.0);
-        vec4 h = hist_catmull_rom(hist, p, o);
+        vec4 h = hist_cubic(hist, p, o, history_a);
         for (int c = 0; c < 3; c++) {
             ctx.hist[c] = reexpose(clamp(h[c], 0.0, Y_MAX), fp.hist_exposure, fp.exposure);
         }

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::Result;
-use tessel_model::config::{TokenGrid, HEAD_CHANNELS, PIXEL_FEATURES};
+use tessel_model::config::{TokenGrid, CATMULL_ROM_A, HEAD_CHANNELS, PIXEL_FEATURES};
 
 use crate::cli::common::{find_model, model_candidates};
 
@@ -52,7 +52,13 @@ pub fn info(model: Option<&Path>) -> Result<()> {
         c.parameter_count(),
         pkg.tensors.len()
     );
-    say!("  baseline (--network fixed): blend {:.3}, sigma {:.3}, clamp {:.3}", pkg.baseline.blend, pkg.baseline.sigma, pkg.baseline.clamp);
+    say!(
+        "  reconstruction: history by Keys' cubic a = {:.3}{}{}",
+        c.history_a,
+        if c.history_a == CATMULL_ROM_A { " (Catmull-Rom)" } else { "" },
+        if c.accumulate { ", accumulating" } else { "" }
+    );
+    say!("  baseline (--network fixed, Catmull-Rom history): blend {:.3}, sigma {:.3}, clamp {:.3}", pkg.baseline.blend, pkg.baseline.sigma, pkg.baseline.clamp);
     say!("  {:<12} {:>12} {:>10} {:>10}", "output", "tokens", "GFLOP", "MB tokens");
     for (w, h) in [(1920, 1080), (2560, 1440), (3840, 2160)] {
         let g = TokenGrid::new(c, w, h);

@@ -11,22 +11,15 @@ import torch
 from . import stages
 
 
-def keys_weights(f, a):
-    """Tap weights for offsets -1, 0, 1, 2 at fractional position f; a broadcasts with f."""
-    near = lambda x: ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
-    far = lambda x: ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a
-    return [far(1.0 + f), near(f), near(1.0 - f), far(2.0 - f)]
-
-
 def sample_keys(img, px, py, a):
     """img [B,C,h,w]; px, py, a [B,H,W] -> [B,C,H,W]; clamp-to-edge, like sample_catmull_rom."""
-    return stages.sample_cubic(img, px, py, lambda f: keys_weights(f, a))
+    return stages.sample_cubic(img, px, py, lambda f: stages.keys_weights(f, a))
 
 
 class HistoryKernelOps(stages.Ops):
-    def context_and_features(self, p, hist, jitter, reset, with_features=True):
+    def context_and_features(self, p, hist, jitter, reset, with_features=True, history_a=stages.CATMULL_ROM_A):
         assert hist["exposure"] == p["exposure"], "history_kernel: exposure changes are not handled"
-        ctx, f = stages.context_and_features(p, hist, jitter, reset, with_features)
+        ctx, f = stages.context_and_features(p, hist, jitter, reset, with_features, history_a)
         ctx["hist_img"] = hist["color"]
         return ctx, f
 

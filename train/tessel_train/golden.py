@@ -74,19 +74,22 @@ def write_case(net, out_root, name, out_size, ratio, frames, seed, exposure, mod
 
 
 # Cases with their own small seeded networks (not trained models), so that a path is checked
-# whether or not the shipped model uses it: the per-pixel head path (config `pixel_head`), and
-# the accumulating reconstruction (config `accumulate`, docs/NETWORK.md §6: the count kept in the
-# history, the clip to the mean +- a deviation), over five frames so that the count climbs.
+# whether or not the shipped model uses it: the per-pixel head path (config `pixel_head`); the
+# accumulating reconstruction (config `accumulate`, docs/NETWORK.md §6: the count kept in the
+# history, the clip to the mean +- a deviation), over five frames so that the count climbs; and a
+# history kernel other than Catmull-Rom (config `history_a`, §2), over five frames of history.
 # Each: (case, network seed, baseline, accumulate, scale of a fresh draw of pixel_head.weight or
-# None, package name).
+# None, package name, history_a).
 SEEDED_CASES = [
-    (("3x_48x30_pixel_head", (48, 30), 3.0, 3, 13, 1.0), 7, (0.75, 0.3, 0.1), False, 0.5, "pixel-head-test"),
-    (("2x_40x32_accumulate", (40, 32), 2.0, 5, 14, 1.0), 8, (0.85, 0.3, 0.5), True, None, "accumulate-test"),
+    (("3x_48x30_pixel_head", (48, 30), 3.0, 3, 13, 1.0), 7, (0.75, 0.3, 0.1), False, 0.5, "pixel-head-test", -0.5),
+    (("2x_40x32_accumulate", (40, 32), 2.0, 5, 14, 1.0), 8, (0.85, 0.3, 0.5), True, None, "accumulate-test", -0.5),
+    (("2x_44x28_history_a", (44, 28), 2.0, 5, 15, 1.0), 9, (0.85, 0.3, 0.5), False, None, "history-a-test", -0.8),
 ]
 
 
-def seeded_test_net(seed, baseline, accumulate=False, pixel_weight_scale=None):
-    cfg = Config(channels=[16, 32], encoder_depths=[1], bottleneck_depth=1, decoder_depths=[1], pixel_head=True, accumulate=accumulate)
+def seeded_test_net(seed, baseline, accumulate=False, pixel_weight_scale=None, history_a=-0.5):
+    cfg = Config(channels=[16, 32], encoder_depths=[1], bottleneck_depth=1, decoder_depths=[1], pixel_head=True, accumulate=accumulate,
+                 history_a=history_a)
     net = TesselNet(cfg)
     init_like_reference(net, baseline, seed=seed)
     g = torch.Generator().manual_seed(seed)
@@ -101,12 +104,12 @@ def seeded_test_net(seed, baseline, accumulate=False, pixel_weight_scale=None):
 
 def write_all(net, out_root, package_dir=None):
     """The cases of `net` (recording package_dir, relative to each case, when given: the Rust test
-    then loads that package; without it, models/tessel-v9) and the seeded cases."""
+    then loads that package; without it, models/tessel-v10) and the seeded cases."""
     for c in CASES:
         rel = os.path.relpath(package_dir, os.path.join(out_root, c[0])) if package_dir else None
         write_case(net, out_root, *c, model_dir=rel)
-    for case, seed, baseline, accumulate, pixel_scale, name in SEEDED_CASES:
-        small = seeded_test_net(seed, baseline, accumulate, pixel_scale)
+    for case, seed, baseline, accumulate, pixel_scale, name, history_a in SEEDED_CASES:
+        small = seeded_test_net(seed, baseline, accumulate, pixel_scale, history_a)
         export_package(small, os.path.join(out_root, case[0], "model"), name, "seeded test network for the golden vectors",
                        baseline, {"trainer": "train/tessel_train/golden.py", "note": "not trained"}, trained=False)
         write_case(small, out_root, *case, model_dir="model")

@@ -24,6 +24,7 @@ class Config:
     pixel_embed: int = 8
     pixel_head: bool = False  # a per-pixel linear map of the pixel embedding added to the head (docs/NETWORK.md)
     accumulate: bool = False  # the reconstruction keeps an accumulation count and clips to mean +- deviation (§6)
+    history_a: float = -0.5  # Keys' a of the history kernel (§2): -0.5 is Catmull-Rom, lower is sharper
 
     @property
     def levels(self):
@@ -40,6 +41,8 @@ class Config:
             d["pixel_head"] = True
         if self.accumulate:
             d["accumulate"] = True
+        if self.history_a != -0.5:  # absent means Catmull-Rom
+            d["history_a"] = self.history_a
         return d
 
     @staticmethod

@@ -58,6 +58,24 @@ def sample_catmull_rom(img, px, py):
     return sample_cubic(img, px, py, catmull_rom_weights)
 
 
+CATMULL_ROM_A = -0.5  # Keys' a of Catmull-Rom: the history kernel of a config without `history_a`
+
+
+def keys_weights(f, a):
+    """Keys' cubic: tap weights for offsets -1, 0, 1, 2 at fractional position f (a = -0.5 is
+    Catmull-Rom, lower is sharper); a is a number or broadcasts with f."""
+    near = lambda x: ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+    far = lambda x: ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a
+    return [far(1.0 + f), near(f), near(1.0 - f), far(2.0 - f)]
+
+
+def sample_keys(img, px, py, a):
+    """Keys' cubic with parameter a; at a = -0.5 exactly sample_catmull_rom (as the reference)."""
+    if isinstance(a, float) and a == CATMULL_ROM_A:
+        return sample_catmull_rom(img, px, py)
+    return sample_cubic(img, px, py, lambda f: keys_weights(f, a))
+
+
 def sample_cubic(img, px, py, weights):
     """A separable 4 x 4-tap resampling; weights(f) gives the taps at offsets -1, 0, 1, 2."""
     h, w = img.shape[-2:]
@@ -92,7 +110,7 @@ def new_history(b, W, H, device):
     return dict(color=z(3), near=z(1), memory=z(2), count=z(1), exposure=1.0, valid=torch.zeros(b, device=device))
 
 
-def pixel_context(p, hist, jitter, reset):
+def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
     """p: prepared frame; hist: history dict; jitter [B,2]; reset [B] bool -> context dict."""
     c = p["color"]
     B, _, rh, rw = c.shape
@@ -130,7 +148,7 @@ def pixel_context(p, hist, jitter, reset):
         outside = torch.maximum(outside, v)
     ok = (hist["valid"] * (~reset).float()).view(B, 1, 1)
     valid = (1.0 - outside).clamp(0.0, 1.0) * ok
-    hc = sample_catmull_rom(hist["color"], px, py).clamp(0.0, Y_MAX)
+    hc = sample_keys(hist["color"], px, py, history_a).clamp(0.0, Y_MAX)
     if hist["exposure"] != p["exposure"]:
         hc = tonemap(untonemap(hc) * (p["exposure"] / hist["exposure"]))
     prev_near = sample_bilinear(hist["near"], px, py)[:, 0]
@@ -225,9 +243,10 @@ def reconstruct(ctx, ctl, accumulate=False):
     return out.clamp(0.0, Y_MAX), alpha
 
 
-def context_and_features(p, hist, jitter, reset, with_features=True):
-    """The per-pixel half of the input stage: context dict and, for the network, its features."""
-    ctx = pixel_context(p, hist, jitter, reset)
+def context_and_features(p, hist, jitter, reset, with_features=True, history_a=CATMULL_ROM_A):
+    """The per-pixel half of the input stage: context dict and, for the network, its features.
+    history_a: the history kernel (config `history_a`; Catmull-Rom for the fixed head)."""
+    ctx = pixel_context(p, hist, jitter, reset, history_a)
     return ctx, (features(ctx) if with_features else None)
 
 
@@ -271,7 +290,9 @@ def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EA
     (blend, sigma, clamp) instead of the network; head_px: a raw per-pixel head [B,8,H,W] instead."""
     H, W = hist["color"].shape[-2:]
     hist = apply_reset(hist, reset)
-    ctx, feats = ops.context_and_features(p, hist, jitter, reset, fixed is None and head_px is None)
+    # The network's history kernel (config `history_a`); the fixed head keeps Catmull-Rom.
+    history_a = float(net.cfg.history_a) if net is not None and fixed is None else CATMULL_ROM_A
+    ctx, feats = ops.context_and_features(p, hist, jitter, reset, fixed is None and head_px is None, history_a)
     if fixed is not None:
         out, new = _finish(ctx, fixed_controls(*fixed, like=ctx["hist"]), p["exposure"], round_f16)
         return out, new, {}

@@ -188,7 +188,8 @@ impl Model {
 /// The input stage's specialisation constants: P, then, where P <= TS_EMBED_SPEC_P, the pixel
 /// embedding's weights and biases as constants (include/bindings.h gives the places), so that the
 /// shader reads none of them from memory (`TESSEL_VK_SPEC_WEIGHTS=0` keeps them in the buffer:
-/// zeros there); last, at TS_SPEC_INPUT_ACCUMULATE, whether the package accumulates.
+/// zeros there); then, at TS_SPEC_INPUT_ACCUMULATE, whether the package accumulates, and at
+/// TS_SPEC_INPUT_HISTORY_A the history kernel's Keys parameter (config `history_a`, f32 bits).
 /// The values are the f16 weights the buffer holds, widened exactly.
 pub fn input_spec(pkg: &ModelPackage) -> Vec<u32> {
     let (p, f, pmax) = (pkg.config.pixel_embed, PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
@@ -197,6 +198,7 @@ pub fn input_spec(pkg: &ModelPackage) -> Vec<u32> {
     let mut spec = vec![p as u32, from_spec as u32];
     spec.resize(b::SPEC_INPUT_ACCUMULATE as usize, 0);
     spec.push(pkg.config.accumulate as u32);
+    spec.push(pkg.config.history_a.to_bits());
     if from_spec {
         let bits = |v: f32| half::f16::from_f32(v).to_f32().to_bits();
         let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
@@ -407,9 +409,11 @@ mod tests {
         let (f, pmax) = (PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
         let spec = input_spec(&pkg);
         assert_eq!(&spec[..2], &[p as u32, 1]);
-        assert_eq!(spec.len(), 2 + pmax * (f + 1) + 1, "every constant id the shader declares");
-        assert_eq!(spec.len(), b::SPEC_INPUT_ACCUMULATE as usize + 1);
-        assert_eq!(spec[b::SPEC_INPUT_ACCUMULATE as usize], 0, "tessel-v9's config does not accumulate");
+        assert_eq!(spec.len(), 2 + pmax * (f + 1) + 2, "every constant id the shader declares");
+        assert_eq!(spec.len(), b::SPEC_INPUT_HISTORY_A as usize + 1);
+        assert_eq!(b::SPEC_INPUT_HISTORY_A, b::SPEC_INPUT_ACCUMULATE + 1);
+        assert_eq!(spec[b::SPEC_INPUT_ACCUMULATE as usize], 0, "the default config does not accumulate");
+        assert_eq!(f32::from_bits(spec[b::SPEC_INPUT_HISTORY_A as usize]), -0.5, "the default history kernel is Catmull-Rom");
         let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
         // Weight [c][i] at 2 + 16 c + i, bias c at 2 + 16 pmax + c (include/bindings.h), as the
         // f16 the buffer holds.
@@ -420,9 +424,12 @@ mod tests {
         let wide = ModelPackage::untrained(NetworkConfig { pixel_embed: pmax + 4, ..NetworkConfig::default() }, 3);
         let spec = input_spec(&wide);
         assert_eq!(&spec[..2], &[(pmax + 4) as u32, 0]);
-        assert!(spec[2..].iter().all(|&v| v == 0));
-        // A package that accumulates says so in the last constant.
+        assert!(spec[2..b::SPEC_INPUT_ACCUMULATE as usize + 1].iter().all(|&v| v == 0));
+        // A package that accumulates says so in its constant.
         let acc = ModelPackage::untrained(NetworkConfig { accumulate: true, ..NetworkConfig::default() }, 3);
-        assert_eq!(input_spec(&acc).last(), Some(&1));
+        assert_eq!(input_spec(&acc)[b::SPEC_INPUT_ACCUMULATE as usize], 1);
+        // A sharper history kernel goes in as its f32 bits.
+        let sharp = ModelPackage::untrained(NetworkConfig { history_a: -0.75, ..NetworkConfig::default() }, 3);
+        assert_eq!(input_spec(&sharp).last(), Some(&(-0.75f32).to_bits()));
     }
 }
