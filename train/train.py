@@ -346,6 +346,8 @@ def parse_args():
     ap.add_argument("--history-a", type=float, default=None, metavar="A",
                     help="the history kernel's Keys parameter (config `history_a`, docs/NETWORK.md §2): -0.5 is "
                          "Catmull-Rom, lower is sharper; default: the --init package's, else -0.5")
+    ap.add_argument("--exp-dilate", action="store_true",
+                    help="experiment: the history sampled at the motion of the nearest surface in the 3x3 (not in the contract)")
     ap.add_argument("--exp-history-kernel", action="store_true",
                     help="experiment (tessel_train/experimental.py): channel 2 sets the history kernel's sharpness; "
                          "validation only, no package")
@@ -597,6 +599,7 @@ def main():
     net = TesselNet(cfg).to(dev)
     log(f"network config: {cfg.to_json()}")
     baseline, search = start_weights(a, net, ck, cache, start)
+    stages.DILATE_MOTION = a.exp_dilate
     ops = experimental.HistoryKernelOps() if a.exp_history_kernel else stages.EAGER
     tr = Trainer(a, net, dev, baseline, search, ck, ops, data_seed)
     base_val = validate(None, val, a.size, fixed=baseline)

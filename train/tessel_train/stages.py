@@ -110,6 +110,9 @@ def new_history(b, W, H, device):
     return dict(color=z(3), near=z(1), memory=z(2), count=z(1), exposure=1.0, valid=torch.zeros(b, device=device))
 
 
+DILATE_MOTION = False  # experiment (train.py --exp-dilate): the history at the nearest surface's motion in the 3x3
+
+
 def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
     """p: prepared frame; hist: history dict; jitter [B,2]; reset [B] bool -> context dict."""
     c = p["color"]
@@ -141,6 +144,10 @@ def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
     nears = torch.stack(nears, 1)[:, :, 0]  # [B,9,H,W]
     mots = torch.stack(mots, 1)  # [B,9,2,H,W]
     m = mots[:, 4]
+    if DILATE_MOTION:
+        best = nears.argmax(1, keepdim=True)  # the first nearest of the 3x3 (nearness: 1 = near)
+        md = torch.gather(mots, 1, best.unsqueeze(2).expand(-1, -1, 2, -1, -1))[:, 0]
+        m = torch.where((nears.amax(1) > nears[:, 4]).unsqueeze(1), md, m)
     px = (xs.view(1, 1, W) + 0.5) + m[:, 0]
     py = (ys.view(1, H, 1) + 0.5) + m[:, 1]
     outside = torch.zeros_like(px)
