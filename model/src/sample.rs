@@ -148,7 +148,7 @@ mod tests {
     }
 
     #[test]
-    fn keys_sample_is_catmull_rom_at_a_half_and_keeps_a_ramp() {
+    fn keys_sample_is_catmull_rom_at_a_half_and_interpolates_otherwise() {
         let p = ramp();
         let (c, k): ([f32; 1], [f32; 1]) = (catmull_rom(&p, 3.3, 2.8, 0), keys(&p, 3.3, 2.8, 0, -0.5));
         assert_eq!(c, k);
