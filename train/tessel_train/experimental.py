@@ -11,11 +11,6 @@ import torch
 from . import stages
 
 
-def sample_keys(img, px, py, a):
-    """img [B,C,h,w]; px, py, a [B,H,W] -> [B,C,H,W]; clamp-to-edge, like sample_catmull_rom."""
-    return stages.sample_cubic(img, px, py, lambda f: stages.keys_weights(f, a))
-
-
 class HistoryKernelOps(stages.Ops):
     def context_and_features(self, p, hist, jitter, reset, with_features=True, history_a=stages.CATMULL_ROM_A):
         assert hist["exposure"] == p["exposure"], "history_kernel: exposure changes are not handled"
@@ -26,7 +21,7 @@ class HistoryKernelOps(stages.Ops):
     def finish(self, ctx, head_px, exposure, round_f16=False, accumulate=False):
         a = -0.5 + 0.5 * torch.tanh(head_px[:, 2])
         px, py = ctx["prev"][:, 0], ctx["prev"][:, 1]
-        hk = sample_keys(ctx["hist_img"], px, py, a).clamp(0.0, stages.Y_MAX)
+        hk = stages.sample_keys(ctx["hist_img"], px, py, a).clamp(0.0, stages.Y_MAX)  # a per pixel [B,H,W]
         ctl = stages.decode(head_px)
         ctl["clamp"] = torch.zeros_like(ctl["clamp"])
         return stages._finish(dict(ctx, hist=hk), ctl, exposure, round_f16, accumulate)

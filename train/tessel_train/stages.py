@@ -70,7 +70,8 @@ def keys_weights(f, a):
 
 
 def sample_keys(img, px, py, a):
-    """Keys' cubic with parameter a; at a = -0.5 exactly sample_catmull_rom (as the reference)."""
+    """Keys' cubic with parameter a (a number, or a tensor [B,H,W] per pixel); at the number -0.5
+    exactly sample_catmull_rom (as the reference)."""
     if isinstance(a, float) and a == CATMULL_ROM_A:
         return sample_catmull_rom(img, px, py)
     return sample_cubic(img, px, py, lambda f: keys_weights(f, a))
