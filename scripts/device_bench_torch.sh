@@ -3,4 +3,4 @@
 set -euo pipefail
 OUT=${OUT:-out/device}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu_bench.txt"
-python3 train/bench_torch.py --model models/tessel-v10 --compile --out "$OUT/bench_torch.json" 2>&1 | tee "$OUT/bench_torch.log"
+python3 train/bench_torch.py --compile --out "$OUT/bench_torch.json" 2>&1 | tee "$OUT/bench_torch.log"

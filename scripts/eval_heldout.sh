@@ -11,7 +11,9 @@
 # them in later runs; BASE=DIR takes the TAAU and fixed-head outputs from an earlier run's OUT_DIR
 # on the same scenes instead of replaying them (a new model then costs one replay per case).
 set -euo pipefail
-OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}; MODEL=${4:-models/tessel-v10}
+OUT=${1:-out/heldout}; SIZE=${2:-640x360}; SEED=${3:-1001}
+# The model: the fourth argument, else the shipped one (model/src/lib.rs SHIPPED_MODEL).
+MODEL=${4:-models/$(sed -n 's/^pub const SHIPPED_MODEL: &str = "\(.*\)";/\1/p' model/src/lib.rs)}
 T=./target/release/tessel
 [ -x "$T" ] || cargo build --release -q
 mkdir -p "$OUT"

@@ -189,9 +189,9 @@ fn nan_and_inf_pixels_are_sanitised_and_reported() {
 #[test]
 fn shipped_model_beats_its_tuned_baseline_on_a_held_out_scene() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let model = root.join("models/tessel-v10");
+    let model = root.join("models").join(tessel_model::SHIPPED_MODEL);
     let info = ok(&["info", "--model", s(&model)]);
-    assert!(info.contains("model: tessel-v10") && !info.contains("UNTRAINED"), "{info}");
+    assert!(info.contains(&format!("model: {}", tessel_model::SHIPPED_MODEL)) && !info.contains("UNTRAINED"), "{info}");
     let d = tempfile::tempdir().unwrap();
     let scene = d.path().join("scene");
     ok(&["scene", "--kind", "mixed", "--seed", "777", "--ratio", "2", "--size", "256x144", "--frames", "24", "--out", s(&scene)]);
@@ -249,7 +249,7 @@ fn check_passes_against_the_cpu_reference() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("check.json");
     let golden = root().join("model/tests/golden");
-    let model = root().join("models/tessel-v10");
+    let model = root().join("models").join(tessel_model::SHIPPED_MODEL);
     let text = ok(&["check", "--golden", s(&golden), "--model", s(&model), "--json", s(&out)]);
     assert!(text.contains("summary") && text.contains("skipped: no HIP runtime"), "{text}");
     let r = json(&out);
@@ -300,7 +300,7 @@ fn vulkan_replay_matches_the_cpu_replay() {
     let scene = d.path().join("scene");
     ok(&["scene", "--kind", "night", "--seed", "9", "--ratio", "2", "--size", "160x90", "--frames", "8", "--bits", "32", "--out", s(&scene)]);
     let frames = scene.join("frames.json");
-    let model = root().join("models/tessel-v10");
+    let model = root().join("models").join(tessel_model::SHIPPED_MODEL);
     let (cpu, gpu) = (d.path().join("cpu"), d.path().join("gpu"));
     ok(&["replay", s(&frames), "--network", "cpu", "--model", s(&model), "--out", s(&cpu)]);
     ok(&["replay", s(&frames), "--network", "vulkan", "--model", s(&model), "--out", s(&gpu)]);
@@ -350,7 +350,7 @@ fn bench_times_cpu_and_vulkan_and_writes_json() {
     }
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("bench.json");
-    let model = root().join("models/tessel-v10");
+    let model = root().join("models").join(tessel_model::SHIPPED_MODEL);
     let text = ok(&["bench", "--network", "cpu,vulkan", "--model", s(&model), "--size", "64x36", "--frames", "20", "--warmup", "2", "--cpu-frames", "2", "--json", s(&out)]);
     assert!(text.contains("TFLOP/s"), "{text}");
     let r = json(&out);

@@ -13,6 +13,7 @@ import torch
 import torch._dynamo
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tessel_train import SHIPPED_MODEL  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
 from tessel_train.net import padded_grid  # noqa: E402
 
@@ -58,7 +59,7 @@ def time_eager(fn, x, frames):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="models/tessel-v10")
+    ap.add_argument("--model", default=SHIPPED_MODEL)
     ap.add_argument("--frames", type=int, default=400)
     ap.add_argument("--compile", action="store_true", help="also try torch.compile (+ CUDA graphs)")
     ap.add_argument("--out", default=None)

@@ -2,7 +2,7 @@
 """Which parts of the head carry the network's gain? Runs a model package on validation-style
 sequences of the training generator (seeds never trained on) and scores variants of its head:
 
-    python3 train/diagnose_head.py --package models/tessel-v10 [--seqs 8] [--size 96] [--device cpu]
+    python3 train/diagnose_head.py --package models/tessel-vN [--seqs 8] [--size 96] [--device cpu]
         [--ratios 2] [--jitter-start N] [--brief]
 
 Variants: the tuned baseline; the network; the network with one control replaced by the
@@ -15,7 +15,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tessel_train import stages  # noqa: E402
+from tessel_train import SHIPPED_MODEL, stages  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
 from tessel_train.net import raw_controls  # noqa: E402
 from tessel_train.scenes import HAZARD_KINDS  # noqa: E402
@@ -43,7 +43,7 @@ class Edit(stages.Ops):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--package", default="models/tessel-v10")
+    ap.add_argument("--package", default=SHIPPED_MODEL)
     ap.add_argument("--seqs", type=int, default=8)
     ap.add_argument("--frames", type=int, default=24)
     ap.add_argument("--size", type=int, default=96)

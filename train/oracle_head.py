@@ -3,7 +3,7 @@
 scores the tuned TAAU, the network, and two oracles: per-pixel, per-frame head values fitted to the
 ground truth by gradient descent through the reconstruction and its history (docs/NETWORK.md §5-6).
 
-    python3 train/oracle_head.py SEQ/frames.json [...] [--package models/tessel-v10] [--iters 150]
+    python3 train/oracle_head.py SEQ/frames.json [...] [--package SHIPPED_MODEL] [--iters 150]
 
 Oracle "controls": blend, gather width and rectification per pixel and frame, no residual (the
 ceiling of a TAAU steered perfectly). Oracle "all": the residual colour correction too (it can paint
@@ -16,7 +16,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tessel_train import stages  # noqa: E402
+from tessel_train import SHIPPED_MODEL, stages  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
 from tessel_train.sequence import load_sequence  # noqa: E402
 
@@ -79,7 +79,7 @@ def fit_oracle(fr, size, init, channels, iters, lr, start):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("sequences", nargs="+")
-    ap.add_argument("--package", default="models/tessel-v10")
+    ap.add_argument("--package", default=SHIPPED_MODEL)
     ap.add_argument("--iters", type=int, default=150)
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--start", type=int, default=8)

@@ -348,11 +348,17 @@ def parse_args():
                          "Catmull-Rom, lower is sharper; default: the --init package's, else -0.5")
     ap.add_argument("--exp-dilate", action="store_true",
                     help="experiment: the history sampled at the motion of the nearest surface in the 3x3 (not in the contract)")
+    ap.add_argument("--exp-dilate-choice", action="store_true",
+                    help="experiment (no backend computes it): head channel 2 mixes the history at the nearest sample's motion "
+                         "with the history at the nearest surface's motion, per pixel, instead of rectifying (stages.DILATE_CHOICE)")
     ap.add_argument("--exp-history-kernel", action="store_true",
                     help="experiment (tessel_train/experimental.py): channel 2 sets the history kernel's sharpness; "
                          "validation only, no package")
     ap.add_argument("--compile", action="store_true", help="torch.compile the stages around the network")
     ap.add_argument("--ckpt-every", type=float, default=120.0)
+    ap.add_argument("--data-only", action="store_true",
+                    help="generate (or check) the training and validation sequences in --data-cache, then stop: runs started "
+                         "after it on the same arguments read them instead of each generating its own")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     return ap.parse_args()
 
@@ -592,6 +598,11 @@ def main():
             extra = scene_data.load_scene_folder(folder, frames, a.size, RATIOS, dev)
             scene_data.append(target, extra)
             log(f"{what}: + `tessel scene` sequences from {folder}: " + ", ".join(f"{r}x {d['color'].shape[1]}" for r, d in sorted(extra.items())))
+    if a.data_only:
+        if not a.data_cache:
+            sys.exit("--data-only: needs --data-cache (a folder to keep the sequences in)")
+        log(f"--data-only: sequences kept in {a.data_cache}")
+        return
     start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
@@ -600,6 +611,7 @@ def main():
     log(f"network config: {cfg.to_json()}")
     baseline, search = start_weights(a, net, ck, cache, start)
     stages.DILATE_MOTION = a.exp_dilate
+    stages.DILATE_CHOICE = a.exp_dilate_choice
     ops = experimental.HistoryKernelOps() if a.exp_history_kernel else stages.EAGER
     tr = Trainer(a, net, dev, baseline, search, ck, ops, data_seed)
     base_val = validate(None, val, a.size, fixed=baseline)
@@ -630,7 +642,8 @@ def main():
                 weight_average=tr.ema.decay if tr.ema else None, train_seconds=round(tr.seconds(), 1),
                 data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
                 tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, scene_data=a.scene_data, scene_val=a.scene_val, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, early_weight=a.exp_early_weight, temporal_weight=a.temporal_weight, validation=res,
-                initialised_from=tr.init, baseline_search=tr.search)
+                initialised_from=tr.init, baseline_search=tr.search,
+                **({"experiment": "dilate_choice (train.py --exp-dilate-choice): no backend computes this head"} if a.exp_dilate_choice else {}))
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
                    baseline, prov)

@@ -17,7 +17,7 @@ use vk_stages::runner::ReadBack;
 use vk_stages::{DeviceShared, Model, Runner};
 
 fn shipped() -> ModelPackage {
-    ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tessel-v10")).unwrap()
+    ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models").join(tessel_model::SHIPPED_MODEL)).unwrap()
 }
 
 mod common;
@@ -72,7 +72,7 @@ fn native_network_in_vulkan_matches_the_cpu_reference_on_golden_cases() {
     assert!(!cases.is_empty(), "no golden cases in {}", root.display());
     for case in cases {
         let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(case.join("golden.json")).unwrap()).unwrap();
-        let pkg = ModelPackage::read(&golden["model"].as_str().map(|d| case.join(d)).unwrap_or_else(|| root.join("../../../models/tessel-v10"))).unwrap();
+        let pkg = ModelPackage::read(&golden["model"].as_str().map(|d| case.join(d)).unwrap_or_else(|| root.join("../../../models").join(tessel_model::SHIPPED_MODEL))).unwrap();
         let seq = Sequence::open(&case.join("frames.json")).unwrap();
         let capacity = (0..seq.len()).map(|i| seq.load_frame(i).unwrap().render).fold((1, 1), |a, r| (a.0.max(r.0), a.1.max(r.1)));
         let Some((_, mut gpu, _)) = runners(&pkg, seq.settings(), capacity, seq.output()) else { return };

@@ -37,7 +37,7 @@ fn native_network_matches_the_cpu_reference_on_the_golden_cases() {
         let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(case.join("golden.json")).unwrap()).unwrap();
         let dir = match golden["model"].as_str() {
             Some(d) => case.join(d),
-            None => golden_root().join("../../../models/tessel-v10"),
+            None => golden_root().join("../../../models").join(tessel_model::SHIPPED_MODEL),
         };
         let pkg = ModelPackage::read(&dir).unwrap();
         let seq = Sequence::open(&case.join("frames.json")).unwrap();
@@ -65,7 +65,7 @@ fn native_network_matches_the_cpu_reference_on_the_golden_cases() {
 #[test]
 fn native_network_gpu_time() {
     let Some(ctx) = context() else { return };
-    let pkg = ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tessel-v10")).unwrap();
+    let pkg = ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models").join(tessel_model::SHIPPED_MODEL)).unwrap();
     for out in [(2560, 1440), (3840, 2160)] {
         let mut net = Network::new(&ctx, &pkg, out).unwrap();
         // Tokens: a smooth pattern in the f16 range the input stage writes.

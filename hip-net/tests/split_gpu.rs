@@ -60,7 +60,7 @@ fn runners(pkg: &ModelPackage, render: (usize, usize), out: (usize, usize), tier
 const TIERS: [SyncTier; 3] = [SyncTier::Timeline, SyncTier::Marker, SyncTier::Host];
 
 fn shipped() -> ModelPackage {
-    ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tessel-v10")).unwrap()
+    ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models").join(tessel_model::SHIPPED_MODEL)).unwrap()
 }
 
 #[test]

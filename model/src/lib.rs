@@ -28,3 +28,7 @@ pub mod taau;
 pub mod tonemap;
 
 pub use error::{Error, Result};
+
+/// The shipped model's folder name under models/: the CLI's default package, and the one the
+/// golden cases without a package of their own and the tests of every crate load.
+pub const SHIPPED_MODEL: &str = "tessel-v10";

@@ -2,7 +2,7 @@
 //! golden.py) with the shipped model: tokens, head, final image and history, frame by frame, each
 //! backend with its own temporal feedback. Contract: head and final image >= 60 dB. A case whose
 //! golden.json names a `model` directory (relative to the case) uses that package, else
-//! models/tessel-v10 (or TESSEL_GOLDEN_MODEL): the per-pixel head path is checked with a small
+//! models/SHIPPED_MODEL (or TESSEL_GOLDEN_MODEL): the per-pixel head path is checked with a small
 //! seeded network of its own.
 
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ fn root() -> PathBuf {
 fn model() -> PathBuf {
     std::env::var_os("TESSEL_GOLDEN_MODEL")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/tessel-v10"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../models").join(tessel_model::SHIPPED_MODEL))
 }
 
 

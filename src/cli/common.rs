@@ -7,8 +7,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use tessel_model::package::ModelPackage;
 
-/// The shipped model's folder name under models/.
-pub const SHIPPED_MODEL: &str = "tessel-v10";
+pub use tessel_model::SHIPPED_MODEL;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum NetworkChoice {
@@ -39,8 +38,8 @@ pub fn parse_size(s: &str) -> Result<(usize, usize), String> {
     Ok((w, h))
 }
 
-/// Where the shipped model is looked for, in order: $TESSEL_MODEL, ./models/tessel-v10, and
-/// models/tessel-v10 beside the executable's workspace.
+/// Where the shipped model is looked for, in order: $TESSEL_MODEL, ./models/SHIPPED_MODEL, and
+/// models/SHIPPED_MODEL beside the executable's workspace.
 pub fn model_candidates() -> Vec<PathBuf> {
     let mut v = Vec::new();
     if let Some(p) = std::env::var_os("TESSEL_MODEL") {

@@ -104,7 +104,7 @@ def seeded_test_net(seed, baseline, accumulate=False, pixel_weight_scale=None, h
 
 def write_all(net, out_root, package_dir=None):
     """The cases of `net` (recording package_dir, relative to each case, when given: the Rust test
-    then loads that package; without it, models/tessel-v10) and the seeded cases."""
+    then loads that package; without it, the shipped model) and the seeded cases."""
     for c in CASES:
         rel = os.path.relpath(package_dir, os.path.join(out_root, c[0])) if package_dir else None
         write_case(net, out_root, *c, model_dir=rel)

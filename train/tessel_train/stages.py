@@ -112,6 +112,19 @@ def new_history(b, W, H, device):
 
 
 DILATE_MOTION = False  # experiment (train.py --exp-dilate): the history at the nearest surface's motion in the 3x3
+# Experiment (train.py --exp-dilate-choice): the reconstruction's history colour is a per-pixel mix of
+# the history at the nearest sample's motion (the contract's) and at the nearest surface's motion in
+# the 3x3, by head channel 2 (sigmoid), which then no longer rectifies. The features keep the
+# contract's history; validity, nearness and memory keep the nearest sample's motion.
+DILATE_CHOICE = False
+
+
+def dilated_motion(nears, mots):
+    """The motion of the nearest surface in the 3x3 (nearness: 1 = near; the first of equals), where it
+    is nearer than the centre sample; else the centre's. nears [B,9,H,W], mots [B,9,2,H,W] -> [B,2,H,W]."""
+    best = nears.argmax(1, keepdim=True)
+    md = torch.gather(mots, 1, best.unsqueeze(2).expand(-1, -1, 2, -1, -1))[:, 0]
+    return torch.where((nears.amax(1) > nears[:, 4]).unsqueeze(1), md, mots[:, 4])
 
 
 def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
@@ -144,11 +157,7 @@ def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
     cols = torch.stack(cols, 1)  # [B,9,3,H,W]
     nears = torch.stack(nears, 1)[:, :, 0]  # [B,9,H,W]
     mots = torch.stack(mots, 1)  # [B,9,2,H,W]
-    m = mots[:, 4]
-    if DILATE_MOTION:
-        best = nears.argmax(1, keepdim=True)  # the first nearest of the 3x3 (nearness: 1 = near)
-        md = torch.gather(mots, 1, best.unsqueeze(2).expand(-1, -1, 2, -1, -1))[:, 0]
-        m = torch.where((nears.amax(1) > nears[:, 4]).unsqueeze(1), md, m)
+    m = dilated_motion(nears, mots) if DILATE_MOTION else mots[:, 4]
     px = (xs.view(1, 1, W) + 0.5) + m[:, 0]
     py = (ys.view(1, H, 1) + 0.5) + m[:, 1]
     outside = torch.zeros_like(px)
@@ -156,14 +165,18 @@ def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
         outside = torch.maximum(outside, v)
     ok = (hist["valid"] * (~reset).float()).view(B, 1, 1)
     valid = (1.0 - outside).clamp(0.0, 1.0) * ok
-    hc = sample_keys(hist["color"], px, py, history_a).clamp(0.0, Y_MAX)
-    if hist["exposure"] != p["exposure"]:
-        hc = tonemap(untonemap(hc) * (p["exposure"] / hist["exposure"]))
+    reexpose = lambda h: tonemap(untonemap(h) * (p["exposure"] / hist["exposure"])) if hist["exposure"] != p["exposure"] else h
+    hc = reexpose(sample_keys(hist["color"], px, py, history_a).clamp(0.0, Y_MAX))
+    extra = {}
+    if DILATE_CHOICE:
+        md = dilated_motion(nears, mots)
+        qx, qy = (xs.view(1, 1, W) + 0.5) + md[:, 0], (ys.view(1, H, 1) + 0.5) + md[:, 1]
+        extra["hist_dilated"] = reexpose(sample_keys(hist["color"], qx, qy, history_a).clamp(0.0, Y_MAX))
     prev_near = sample_bilinear(hist["near"], px, py)[:, 0]
     memory = sample_bilinear(hist["memory"], px, py)
     count = sample_bilinear(hist["count"], px, py)[:, 0]
     return dict(offset=offset, d2=d2, c=cols, near=nears, motion=mots, prev=torch.stack([px, py], 1),
-                hist=hc, valid=valid, prev_near=prev_near, memory=memory, count=count)
+                hist=hc, valid=valid, prev_near=prev_near, memory=memory, count=count, **extra)
 
 
 def features(ctx):
@@ -245,7 +258,10 @@ def reconstruct(ctx, ctl, accumulate=False):
         dev = ((c * c).sum(1) / 9.0 - mean * mean).clamp(min=0.0).sqrt()
         blo, bhi = mean - ACCUM_GAMMA * dev, mean + ACCUM_GAMMA * dev
     h = ctx["hist"]
-    rect = h + ctl["clamp"].unsqueeze(1) * (torch.minimum(torch.maximum(h, blo), bhi) - h)
+    if "hist_dilated" in ctx:  # the experiment of DILATE_CHOICE: channel 2 mixes, nothing rectifies
+        rect = h + ctl["clamp"].unsqueeze(1) * (ctx["hist_dilated"] - h)
+    else:
+        rect = h + ctl["clamp"].unsqueeze(1) * (torch.minimum(torch.maximum(h, blo), bhi) - h)
     alpha = (ctl["blend"] * history_weight(ctx, accumulate)).unsqueeze(1)
     out = alpha * rect + (1.0 - alpha) * cur + ctl["residual"] * (hi - lo)
     return out.clamp(0.0, Y_MAX), alpha

@@ -20,7 +20,7 @@ pub fn golden_cases() -> Vec<(PathBuf, ModelPackage, Sequence)> {
         .into_iter()
         .map(|case| {
             let golden: serde_json::Value = serde_json::from_slice(&std::fs::read(case.join("golden.json")).unwrap()).unwrap();
-            let dir = golden["model"].as_str().map(|d| case.join(d)).unwrap_or_else(|| root.join("../../../models/tessel-v10"));
+            let dir = golden["model"].as_str().map(|d| case.join(d)).unwrap_or_else(|| root.join("../../../models").join(tessel_model::SHIPPED_MODEL));
             let pkg = ModelPackage::read(&dir).unwrap();
             let seq = Sequence::open(&case.join("frames.json")).unwrap();
             (case, pkg, seq)

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Held-out scores through the PyTorch twin: `tessel scene` sequences replayed by each package, for a
+head that no backend computes yet (an experiment's, e.g. train.py --exp-dilate-choice) beside the
+contract's. Mean PSNR of tonemapped colour over frames --start.. and the temporal error (RMS of the
+frame-to-frame change against the truth's), as `tessel compare` scores them; the twin rounds to f16
+where the contract does, so its figures sit within a few hundredths of a dB of the CPU reference's.
+
+    python3 train/eval_twin.py out/scenes/1001/640x360 v10=models/tessel-v10 choice=DIR:dilate_choice [--device cuda]
+
+Each package is LABEL=DIR, optionally :EXPERIMENT (dilate_choice). Every kind-ratio folder of the
+scene root is scored (KIND-RATIO/frames.json); the table compares every package with the first."""
+import argparse
+import glob
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tessel_train import stages  # noqa: E402
+from tessel_train.export import load_net  # noqa: E402
+from tessel_train.sequence import load_sequence  # noqa: E402
+
+EXPERIMENTS = {"dilate_choice": "DILATE_CHOICE", "dilate": "DILATE_MOTION"}
+
+
+def package_arg(text):
+    label, sep, rest = text.partition("=")
+    if not sep or not label or not rest:
+        raise argparse.ArgumentTypeError(f"a package is LABEL=DIR[:EXPERIMENT]; got {text!r}")
+    path, _, exp = rest.partition(":")
+    if exp and exp not in EXPERIMENTS:
+        raise argparse.ArgumentTypeError(f"{text!r}: experiment {exp!r} is not one of {', '.join(EXPERIMENTS)}")
+    if not os.path.exists(os.path.join(path, "model.json")):
+        raise argparse.ArgumentTypeError(f"{text!r}: {path}/model.json does not exist")
+    return label, path, exp
+
+
+def score(net, seq, start, device):
+    """(mean PSNR over frames start.., mean temporal error over frames start+1.. but those at a reset) of one replay."""
+    W, H = seq["out_size"]
+    hist = stages.new_history(1, W, H, device)
+    psnrs, temporal, prev = [], [], None
+    for t in range(seq["color"].shape[0]):
+        e = seq["exposure"][t]
+        p = stages.prepare(seq["color"][t].to(device), seq["motion"][t].to(device), seq["depth"][t].to(device), (W, H), exposure=e,
+                           motion_units=seq["motion_units"], depth_inverted=seq["depth_inverted"])
+        reset = torch.tensor([seq["reset"][t]], device=device)
+        out, hist, _ = stages.step(net, p, hist, seq["jitter"][t].to(device), reset, t % 8, round_f16=True)
+        # The output as the backends write it (linear, then scored tonemapped under the frame's exposure).
+        o = stages.tonemap(stages.untonemap(out.clamp(0.0, stages.Y_MAX)))
+        gt = stages.tonemap(seq["reference"][t][:, :3].to(device).clamp(min=0) * e)
+        if t < start:
+            continue
+        psnrs.append(float(-10 * torch.log10(((o - gt) ** 2).mean())))
+        if prev is not None and not seq["reset"][t]:  # a cut's change is no flicker
+            temporal.append(float((((o - prev[0]) - (gt - prev[1])) ** 2).mean().sqrt()))
+        prev = (o, gt)
+    return sum(psnrs) / len(psnrs), sum(temporal) / max(1, len(temporal))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("scenes", help="a folder of KIND-RATIO/frames.json (scripts/eval_heldout.sh's SCENES/SEED/SIZE)")
+    ap.add_argument("packages", nargs="+", type=package_arg, metavar="LABEL=DIR[:EXPERIMENT]")
+    ap.add_argument("--start", type=int, default=8)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--json", help="also write the scores here")
+    a = ap.parse_args()
+    torch.set_grad_enabled(False)
+    cases = sorted(glob.glob(os.path.join(a.scenes, "*-*", "frames.json")))
+    if not cases:
+        sys.exit(f"{a.scenes}: no KIND-RATIO/frames.json below it")
+    nets = []
+    for label, path, exp in a.packages:
+        net, _ = load_net(path)
+        nets.append((label, net.to(a.device).eval(), exp))
+    res = {}
+    for c in cases:
+        case = os.path.basename(os.path.dirname(c))
+        seq = load_sequence(c)
+        if seq["reference"] is None:
+            sys.exit(f"{c}: frames without a reference")
+        for label, net, exp in nets:
+            for flag in EXPERIMENTS.values():
+                setattr(stages, flag, False)
+            if exp:
+                setattr(stages, EXPERIMENTS[exp], True)
+            res.setdefault(case, {})[label] = score(net, seq, a.start, a.device)
+        print(f"{case}: " + ", ".join(f"{l} {p:.3f} dB {t:.4f}" for l, (p, t) in res[case].items()), file=sys.stderr, flush=True)
+    for flag in EXPERIMENTS.values():
+        setattr(stages, flag, False)
+    if a.json:
+        json.dump(res, open(a.json, "w"), indent=1)
+    labels = [l for l, _, _ in a.packages]
+    first = labels[0]
+    print("| ratio | kind | " + " | ".join(f"{l} dB" for l in labels) + " | " + " | ".join(f"{l} - {first}" for l in labels[1:])
+          + " | " + " | ".join(f"temporal {l}" for l in labels) + " |")
+    print("|---" * (2 + 3 * len(labels) - 1) + "|")
+    by_ratio = {}
+    for case in res:
+        kind, ratio = case.rsplit("-", 1)
+        by_ratio.setdefault(ratio, []).append((kind, res[case]))
+    for ratio in sorted(by_ratio, key=float):
+        rows = by_ratio[ratio]
+        for kind, r in rows + [("**mean**", {l: tuple(sum(x[1][l][i] for x in rows) / len(rows) for i in (0, 1)) for l in labels})]:
+            print(f"| {ratio}x | {kind} | " + " | ".join(f"{r[l][0]:.2f}" for l in labels) + " | "
+                  + " | ".join(f"{r[l][0] - r[first][0]:+.3f}" for l in labels[1:]) + " | " + " | ".join(f"{r[l][1]:.4f}" for l in labels) + " |")
+
+
+if __name__ == "__main__":
+    main()
