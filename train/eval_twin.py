@@ -93,21 +93,25 @@ def main():
         setattr(stages, flag, False)
     if a.json:
         json.dump(res, open(a.json, "w"), indent=1)
-    labels = [l for l, _, _ in a.packages]
-    first = labels[0]
-    print("| ratio | kind | " + " | ".join(f"{l} dB" for l in labels) + " | " + " | ".join(f"{l} - {first}" for l in labels[1:])
-          + " | " + " | ".join(f"temporal {l}" for l in labels) + " |")
-    print("|---" * (2 + 3 * len(labels) - 1) + "|")
+    table(res, [l for l, _, _ in a.packages])
+
+
+def table(res, labels):
+    """Markdown: per ratio and kind each package's PSNR, its difference from the first's, its temporal error."""
+    first, rest = labels[0], labels[1:]
+    cols = [f"{l} dB" for l in labels] + [f"{l} - {first}" for l in rest] + [f"temporal {l}" for l in labels]
+    print("| ratio | kind | " + " | ".join(cols) + " |")
+    print("|---" * (2 + len(cols)) + "|")
     by_ratio = {}
     for case in res:
         kind, ratio = case.rsplit("-", 1)
         by_ratio.setdefault(ratio, []).append((kind, res[case]))
     for ratio in sorted(by_ratio, key=float):
         rows = by_ratio[ratio]
-        for kind, r in rows + [("**mean**", {l: tuple(sum(x[1][l][i] for x in rows) / len(rows) for i in (0, 1)) for l in labels})]:
-            print(f"| {ratio}x | {kind} | " + " | ".join(f"{r[l][0]:.2f}" for l in labels) + " | "
-                  + " | ".join(f"{r[l][0] - r[first][0]:+.3f}" for l in labels[1:]) + " | " + " | ".join(f"{r[l][1]:.4f}" for l in labels) + " |")
-
+        mean = {l: tuple(sum(x[1][l][i] for x in rows) / len(rows) for i in (0, 1)) for l in labels}
+        for kind, r in rows + [("**mean**", mean)]:
+            cells = [f"{r[l][0]:.2f}" for l in labels] + [f"{r[l][0] - r[first][0]:+.3f}" for l in rest] + [f"{r[l][1]:.4f}" for l in labels]
+            print(f"| {ratio}x | {kind} | " + " | ".join(cells) + " |")
 
 if __name__ == "__main__":
     main()
