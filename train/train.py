@@ -237,6 +237,11 @@ def start_weights(a, net, ck, cache, start):
             f"-> {score:.3f} dB ({time.time() - t0:.1f} s); top 5: {top}")
         init_like_reference(net, baseline, seed=a.seed)
         search = dict(search, score_db=score)
+    if a.exp_dilate_choice:
+        experimental.init_dilate_choice(net, trained=bool(a.init))
+        log(f"--exp-dilate-choice: head channel 2 starts at {experimental.DILATE_CHOICE_START} (a mix of "
+            f"{torch.sigmoid(torch.tensor(experimental.DILATE_CHOICE_START)).item():.3f} of the dilated history)"
+            + (" (its rectification weights cleared)" if a.init else ""))
     if a.exp_history_kernel:
         experimental.init_history_kernel(net, trained=bool(a.init))
         log("--exp-history-kernel: head channel 2 starts at Catmull-Rom" + (" (its rectification weights cleared)" if a.init else ""))

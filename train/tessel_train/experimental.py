@@ -1,5 +1,7 @@
-"""Training-only experiments on the head that are not in docs/NETWORK.md: no backend runs them, so
-train.py never exports a package from them (it reports validation only).
+"""Training-only experiments on the head that are not in docs/NETWORK.md: no backend runs them.
+train.py exports no package from history_kernel (it reports validation only); dilate_choice
+(stages.DILATE_CHOICE) exports one marked as an experiment in its provenance, for
+train/eval_twin.py to score.
 
 history_kernel: the rectification channel (head channel 2, dead in tessel-v1) becomes the
 sharpness of the history resampling kernel, per pixel: Keys' cubic convolution with
@@ -33,6 +35,24 @@ def init_history_kernel(net, trained=False):
     path row are cleared too: every pixel starts at exactly a = -0.5."""
     with torch.no_grad():
         net.head.bias[2::8] = 0.0
+        if trained:
+            net.head.weight[2::8] = 0.0
+            if net.cfg.pixel_head:
+                net.pixel_head.weight[2] = 0.0
+                net.pixel_head.bias[2] = 0.0
+
+
+DILATE_CHOICE_START = -3.0  # raw channel 2 at the start: a mix of sigmoid(-3) = 0.05 of the dilated history
+
+
+def init_dilate_choice(net, trained=False):
+    """Start the dilate-choice mix (stages.DILATE_CHOICE) near the contract's history everywhere:
+    raw channel 2 = DILATE_CHOICE_START for every pixel slot, where its sigmoid still passes a
+    gradient. For trained weights (--init), channel 2 held the rectification control, which the
+    mix would otherwise read as a choice (the eighteenth session's run started 0.16 dB under its
+    package so): its head rows and its per-pixel path row are cleared too."""
+    with torch.no_grad():
+        net.head.bias[2::8] = DILATE_CHOICE_START
         if trained:
             net.head.weight[2::8] = 0.0
             if net.cfg.pixel_head:
