@@ -12,8 +12,13 @@
 # (a run's own --size, --cache, --frames or --hazards would generate other sequences). Each run
 # has its own training folder, package and golden folder (out/runs/a, b, ...), so no two write
 # the same file. Everything comes back as $OUT/a.tgz, b.tgz, ... (the package, golden vectors,
-# logs) and, for up to three runs, ckpt_a.pt, ... (a later call can --resume from them): the device tool
-# returns at most 8 files.
+# logs) and their checkpoints ckpt_a.pt, ... where the device tool's 8 files allow (a later call can
+# --resume from them).
+# EVAL=SEED also scores every run's package (and the common --init package) on the held-out
+# scenes of that seed at 640x360 through the PyTorch twin (train/eval_twin.py; a run with
+# --exp-dilate-choice is scored with that head): $OUT/eval.md and eval.json (EVAL_KINDS: fewer kinds). The scenes are
+# generated while the runs train, by `tessel scene` from scripts/device_build.sh's binaries (carry
+# .carrypack and unpack it first); give the runs' --deadline about 100 s less for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MIN=${1:?minutes}; COMMON=${2?common arguments}; shift 2
@@ -24,6 +29,18 @@ GPUS=$(nvidia-smi -L | wc -l)
 [ "$GPUS" -ge 1 ] || { echo "device_train_runs: no GPU (nvidia-smi -L lists none)" >&2; exit 2; }
 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpus', torch.cuda.device_count())" | tee -a "$OUT/gpu.txt"
 CACHE=out/runs/data-cache
+KINDS=${EVAL_KINDS:-street fabric traffic night mixed light translucent screen thin}
+SCENES=out/runs/scenes/${EVAL:-none}/640x360
+export SCENES EVAL
+if [ -n "${EVAL:-}" ]; then
+  [ -x .carry/bin/tessel ] || { echo "device_train_runs: EVAL needs .carry/bin/tessel (scripts/device_build.sh; unpack .carrypack/carry.tgz)" >&2; exit 2; }
+  mkdir -p "$SCENES"
+  # One scene a core, in the background while the data and the runs use the GPU.
+  for k in $KINDS; do for r in 1.5 2 3; do echo "$k $r"; done; done |
+    xargs -P "$(nproc)" -n 2 sh -c '[ -f "$SCENES/$0-$1/frames.json" ] || .carry/bin/tessel scene --kind "$0" --seed "$EVAL" --ratio "$1" --size 640x360 --frames 32 --out "$SCENES/$0-$1" >/dev/null' \
+    > "$OUT/scenes.log" 2>&1 &
+  scenes=$!
+fi
 # shellcheck disable=SC2086  # the arguments are word lists by design
 python3 train/train.py --data-only --data-cache "$CACHE" --out out/runs/data $COMMON 2>&1 | tee -a "$OUT/gpu.txt"
 names=(a b c d); pids=()
@@ -37,16 +54,37 @@ for i in $(seq 0 $(($# - 1))); do
 done
 runs=("${names[@]:0:$#}")
 alive() { for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
-# Progress on the call's output: the last line of each log once a minute.
+# Progress on the call's output: the last line of each log once a minute (looking every 5 s, so
+# the call goes on as soon as the last run ends).
+t=0
 while alive; do
-  sleep 60; for r in "${runs[@]}"; do echo "$r: $(tail -n 1 out/runs/$r/train.log 2>/dev/null | cut -c1-200)"; done
+  sleep 5; t=$((t + 5))
+  [ $((t % 60)) = 0 ] && for r in "${runs[@]}"; do echo "$r: $(tail -n 1 out/runs/$r/train.log 2>/dev/null | cut -c1-200)"; done
 done
 rc=0; for p in "${pids[@]}"; do wait "$p" || rc=$?; done
 for r in "${runs[@]}"; do echo "=== run $r"; tail -n 8 out/runs/$r/train.log; done
-# One small archive per run and the checkpoints beside them (the data cache stays).
+if [ -n "${EVAL:-}" ]; then
+  wait "$scenes" || { echo "device_train_runs: generating the held-out scenes failed ($OUT/scenes.log)" >&2; rc=1; }
+  pk=()
+  init=$(echo "$COMMON" | grep -o -- '--init [^ ]*' | cut -d' ' -f2 || true)
+  [ -n "$init" ] && pk+=("init=$init")
+  for i in $(seq 0 $((${#runs[@]} - 1))); do
+    r=${runs[$i]}; args=${*:$((i + 1)):1}; exp=""
+    case " $COMMON $args " in *" --exp-dilate-choice "*) exp=":dilate_choice" ;; esac
+    [ -f out/runs/$r/tessel-dev/model.json ] && pk+=("$r=out/runs/$r/tessel-dev$exp")
+  done
+  echo "=== held-out seed $EVAL through the twin: ${pk[*]}"
+  python3 train/eval_twin.py "$SCENES" "${pk[@]}" --json "$OUT/eval.json" > "$OUT/eval.md" 2>> "$OUT/gpu.txt" || rc=1
+  grep -F "**mean**" "$OUT/eval.md" || tail -n 5 "$OUT/gpu.txt"
+  rm -f "$OUT/scenes.log"
+fi
+# One small archive per run and the checkpoints beside them (the data cache stays). The device tool
+# returns 8 files: an archive a run, gpu.txt, and with EVAL eval.md and eval.json; checkpoints where
+# they fit.
+files=$((2 * $# + 1)); [ -n "${EVAL:-}" ] && files=$((files + 2))
 for r in "${runs[@]}"; do
   tar czf "$OUT/$r.tgz" out/runs/$r/train.log out/runs/$r/golden out/runs/$r/tessel-dev \
     $(ls -d out/runs/$r/train/*.csv out/runs/$r/train/*.json 2>/dev/null)
-  [ $# -le 3 ] && [ -f out/runs/$r/train/ckpt.pt ] && cp out/runs/$r/train/ckpt.pt "$OUT/ckpt_$r.pt"
+  [ "$files" -le 8 ] && [ -f out/runs/$r/train/ckpt.pt ] && cp out/runs/$r/train/ckpt.pt "$OUT/ckpt_$r.pt"
 done
 exit $rc
