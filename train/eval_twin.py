@@ -7,22 +7,25 @@ where the contract does, so its figures sit within a few hundredths of a dB of t
 
     python3 train/eval_twin.py out/scenes/1001/640x360 v10=models/tessel-v10 choice=DIR:dilate_choice [--device cuda]
 
-Each package is LABEL=DIR, optionally :EXPERIMENT (dilate_choice). Every kind-ratio folder of the
+Each package is LABEL=DIR, optionally :EXPERIMENT (dilate_choice, dilate, dilate_mix=P). Every kind-ratio folder of the
 scene root is scored (KIND-RATIO/frames.json); the table compares every package with the first."""
 import argparse
 import glob
 import json
+import math
 import os
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tessel_train import stages  # noqa: E402
+from tessel_train import experimental, stages  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
 from tessel_train.sequence import load_sequence  # noqa: E402
 
-EXPERIMENTS = {"dilate_choice": "DILATE_CHOICE", "dilate": "DILATE_MOTION"}
+# dilate_mix=P: the dilate-choice head with channel 2 set to a constant mix P for every pixel (its
+# rows cleared, as experimental.init_dilate_choice does): what a uniform mix gives, untrained.
+EXPERIMENTS = {"dilate_choice": "DILATE_CHOICE", "dilate": "DILATE_MOTION", "dilate_mix": "DILATE_CHOICE"}
 
 
 def package_arg(text):
@@ -30,8 +33,11 @@ def package_arg(text):
     if not sep or not label or not rest:
         raise argparse.ArgumentTypeError(f"a package is LABEL=DIR[:EXPERIMENT]; got {text!r}")
     path, _, exp = rest.partition(":")
-    if exp and exp not in EXPERIMENTS:
-        raise argparse.ArgumentTypeError(f"{text!r}: experiment {exp!r} is not one of {', '.join(EXPERIMENTS)}")
+    name, _, value = exp.partition("=")
+    if exp and (name not in EXPERIMENTS or (name == "dilate_mix") != bool(value)):
+        raise argparse.ArgumentTypeError(f"{text!r}: experiment {exp!r} is not one of dilate_choice, dilate, dilate_mix=P")
+    if name == "dilate_mix" and not 0.0 < float(value) < 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the mix must lie in (0, 1)")
     if not os.path.exists(os.path.join(path, "model.json")):
         raise argparse.ArgumentTypeError(f"{text!r}: {path}/model.json does not exist")
     return label, path, exp
@@ -75,7 +81,11 @@ def main():
     nets = []
     for label, path, exp in a.packages:
         net, _ = load_net(path)
-        nets.append((label, net.to(a.device).eval(), exp))
+        name, _, value = exp.partition("=")
+        if name == "dilate_mix":
+            p = float(value)
+            experimental.init_dilate_choice(net, trained=True, start=math.log(p / (1.0 - p)))
+        nets.append((label, net.to(a.device).eval(), name))
     res = {}
     for c in cases:
         case = os.path.basename(os.path.dirname(c))

@@ -45,14 +45,14 @@ def init_history_kernel(net, trained=False):
 DILATE_CHOICE_START = -3.0  # raw channel 2 at the start: a mix of sigmoid(-3) = 0.05 of the dilated history
 
 
-def init_dilate_choice(net, trained=False):
+def init_dilate_choice(net, trained=False, start=DILATE_CHOICE_START):
     """Start the dilate-choice mix (stages.DILATE_CHOICE) near the contract's history everywhere:
-    raw channel 2 = DILATE_CHOICE_START for every pixel slot, where its sigmoid still passes a
-    gradient. For trained weights (--init), channel 2 held the rectification control, which the
+    raw channel 2 = start (DILATE_CHOICE_START) for every pixel slot, where its sigmoid still
+    passes a gradient. For trained weights (--init), channel 2 held the rectification control, which the
     mix would otherwise read as a choice (the eighteenth session's run started 0.16 dB under its
     package so): its head rows and its per-pixel path row are cleared too."""
     with torch.no_grad():
-        net.head.bias[2::8] = DILATE_CHOICE_START
+        net.head.bias[2::8] = start
         if trained:
             net.head.weight[2::8] = 0.0
             if net.cfg.pixel_head:
