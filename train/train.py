@@ -581,6 +581,8 @@ def train(tr, cache, val, base_val, start, t_start, ckpt_path):
 
 def main():
     a = parse_args()
+    if a.data_only and not a.data_cache:
+        sys.exit("--data-only: needs --data-cache (a folder to keep the sequences in)")
     os.makedirs(a.out, exist_ok=True)
     dev = torch.device(a.device)
     torch.manual_seed(a.seed)
@@ -604,8 +606,6 @@ def main():
             scene_data.append(target, extra)
             log(f"{what}: + `tessel scene` sequences from {folder}: " + ", ".join(f"{r}x {d['color'].shape[1]}" for r, d in sorted(extra.items())))
     if a.data_only:
-        if not a.data_cache:
-            sys.exit("--data-only: needs --data-cache (a folder to keep the sequences in)")
         log(f"--data-only: sequences kept in {a.data_cache}")
         return
     start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)

@@ -29,17 +29,22 @@ class HistoryKernelOps(stages.Ops):
         return stages._finish(dict(ctx, hist=hk), ctl, exposure, round_f16, accumulate)
 
 
-def init_history_kernel(net, trained=False):
-    """Start at Catmull-Rom: raw channel 2 = 0 for every pixel slot of the head bias. For trained
-    weights (--init), channel 2 held the rectification control, so its head rows and its per-pixel
-    path row are cleared too: every pixel starts at exactly a = -0.5."""
+def start_channel2(net, raw, trained=False):
+    """Raw head channel 2 = raw for every pixel slot of the head bias. For trained weights
+    (--init), channel 2 held the rectification control, so its head rows and its per-pixel path
+    row are cleared too: every pixel starts at exactly raw."""
     with torch.no_grad():
-        net.head.bias[2::8] = 0.0
+        net.head.bias[2::8] = raw
         if trained:
             net.head.weight[2::8] = 0.0
             if net.cfg.pixel_head:
                 net.pixel_head.weight[2] = 0.0
                 net.pixel_head.bias[2] = 0.0
+
+
+def init_history_kernel(net, trained=False):
+    """Start at Catmull-Rom: raw channel 2 = 0 (a = -0.5) for every pixel (start_channel2)."""
+    start_channel2(net, 0.0, trained)
 
 
 DILATE_CHOICE_START = -3.0  # raw channel 2 at the start: a mix of sigmoid(-3) = 0.05 of the dilated history
@@ -50,11 +55,5 @@ def init_dilate_choice(net, trained=False, start=DILATE_CHOICE_START):
     raw channel 2 = start (DILATE_CHOICE_START) for every pixel slot, where its sigmoid still
     passes a gradient. For trained weights (--init), channel 2 held the rectification control, which the
     mix would otherwise read as a choice (the eighteenth session's run started 0.16 dB under its
-    package so): its head rows and its per-pixel path row are cleared too."""
-    with torch.no_grad():
-        net.head.bias[2::8] = start
-        if trained:
-            net.head.weight[2::8] = 0.0
-            if net.cfg.pixel_head:
-                net.pixel_head.weight[2] = 0.0
-                net.pixel_head.bias[2] = 0.0
+    package so): its head rows and its per-pixel path row are cleared too (start_channel2)."""
+    start_channel2(net, start, trained)
