@@ -86,3 +86,15 @@ fn cpu_reference_matches_pytorch_golden_vectors() {
     assert!(worst[2] >= 60.0, "final image {:.2} dB", worst[2]);
     assert!(worst[3] >= 60.0, "history {:.2} dB", worst[3]);
 }
+
+/// The shipped model is named once in Rust (tessel_model::SHIPPED_MODEL) and once in the PyTorch
+/// twin (tessel_train.SHIPPED_MODEL, read by its tools and the trainer's golden vectors): both must
+/// name the same package, and it must be there.
+#[test]
+fn the_twin_names_the_same_shipped_model() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let init = std::fs::read_to_string(root.join("train/tessel_train/__init__.py")).unwrap();
+    let want = format!("SHIPPED_MODEL = \"models/{}\"", tessel_model::SHIPPED_MODEL);
+    assert!(init.lines().any(|l| l.trim() == want), "train/tessel_train/__init__.py: no line `{want}`");
+    assert!(root.join("models").join(tessel_model::SHIPPED_MODEL).join("model.json").is_file());
+}
