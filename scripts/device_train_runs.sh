@@ -63,6 +63,17 @@ while alive; do
 done
 rc=0; for p in "${pids[@]}"; do wait "$p" || rc=$?; done
 for r in "${runs[@]}"; do echo "=== run $r"; tail -n 8 out/runs/$r/train.log; done
+# One small archive per run and the checkpoints beside them (the data cache stays), before the
+# held-out scoring, so that a call which runs out of time still returns the runs. The device tool
+# returns 8 files: an archive a run, gpu.txt, and with EVAL eval.md and eval.json; checkpoints where
+# they fit.
+files=$((2 * $# + 1)); [ -n "${EVAL:-}" ] && files=$((files + 2))
+for r in "${runs[@]}"; do
+  # (a run of --exp-layout writes no golden vectors)
+  tar czf "$OUT/$r.tgz" out/runs/$r/train.log $(ls -d out/runs/$r/golden out/runs/$r/tessel-dev 2>/dev/null) \
+    $(ls -d out/runs/$r/train/*.csv out/runs/$r/train/*.json 2>/dev/null)
+  [ "$files" -le 8 ] && [ -f out/runs/$r/train/ckpt.pt ] && cp out/runs/$r/train/ckpt.pt "$OUT/ckpt_$r.pt"
+done
 if [ -n "${EVAL:-}" ]; then
   wait "$scenes" || { echo "device_train_runs: generating the held-out scenes failed ($OUT/scenes.log)" >&2; rc=1; }
   pk=()
@@ -78,13 +89,4 @@ if [ -n "${EVAL:-}" ]; then
   grep -F "**mean**" "$OUT/eval.md" || tail -n 5 "$OUT/gpu.txt"
   rm -f "$OUT/scenes.log"
 fi
-# One small archive per run and the checkpoints beside them (the data cache stays). The device tool
-# returns 8 files: an archive a run, gpu.txt, and with EVAL eval.md and eval.json; checkpoints where
-# they fit.
-files=$((2 * $# + 1)); [ -n "${EVAL:-}" ] && files=$((files + 2))
-for r in "${runs[@]}"; do
-  tar czf "$OUT/$r.tgz" out/runs/$r/train.log out/runs/$r/golden out/runs/$r/tessel-dev \
-    $(ls -d out/runs/$r/train/*.csv out/runs/$r/train/*.json 2>/dev/null)
-  [ "$files" -le 8 ] && [ -f out/runs/$r/train/ckpt.pt ] && cp out/runs/$r/train/ckpt.pt "$OUT/ckpt_$r.pt"
-done
 exit $rc

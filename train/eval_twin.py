@@ -46,7 +46,7 @@ def package_arg(text):
 def score(net, seq, start, device):
     """(mean PSNR over frames start.., mean temporal error over frames start+1.. but those at a reset) of one replay."""
     W, H = seq["out_size"]
-    hist = stages.new_history(1, W, H, device)
+    hist = stages.new_history(1, W, H, device, stages.memory_of(net))
     psnrs, temporal, prev = [], [], None
     for t in range(seq["color"].shape[0]):
         e = seq["exposure"][t]

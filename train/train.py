@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train import experimental, scene_data, scenes, stages  # noqa: E402
 from tessel_train.export import export_package, load_net, round_weights_f16  # noqa: E402
 from tessel_train.golden import write_all  # noqa: E402
-from tessel_train.net import Config, TesselNet, init_like_reference  # noqa: E402
+from tessel_train.net import LAYOUTS, Config, TesselNet, init_like_reference  # noqa: E402
 from tessel_train.scenes import HAZARD_KINDS, SceneBatch, render_sequence  # noqa: E402
 
 RATIOS = (1.5, 2.0, 3.0)
@@ -137,7 +137,7 @@ def run_sequence(net, b, size, fixed=None, t_range=None, grad=False, hist=None, 
     B = b["color"].shape[1]
     dev = b["color"].device
     if hist is None:
-        hist = stages.new_history(B, size, size, dev)
+        hist = stages.new_history(B, size, size, dev, stages.memory_of(None if fixed is not None else net))
     outs, gts = [], []
     for t in t_range or range(T):
         p = stages.prepare(b["color"][t], b["motion"][t], b["depth"][t], (size, size))
@@ -197,9 +197,15 @@ def init_from_package(net, pkg):
     src, mj = load_net(pkg)
     # The reconstruction's settings (`accumulate`, `history_a`) may differ from the package's: the
     # tensors are the same.
-    if dataclasses.replace(src.cfg, accumulate=net.cfg.accumulate, history_a=net.cfg.history_a) != net.cfg:
+    if dataclasses.replace(src.cfg, accumulate=net.cfg.accumulate, history_a=net.cfg.history_a, layout=net.cfg.layout) != net.cfg:
         sys.exit(f"--init {pkg}: model.json config {mj['config']} differs from this run's network {net.cfg}")
-    net.load_state_dict(src.state_dict())
+    if src.cfg.layout != net.cfg.layout:  # --exp-layout from a package of the contract's layout
+        if src.cfg.layout != "rgb":
+            sys.exit(f"--init {pkg}: --exp-layout {net.cfg.layout} starts from a package of the contract's layout, not {src.cfg.layout!r}")
+        experimental.adapt_layout(net, src)
+        log(f"--exp-layout {net.cfg.layout}: {pkg}'s weights adapted (experimental.adapt_layout)")
+    else:
+        net.load_state_dict(src.state_dict())
     b = mj["baseline"]
     return (b["blend"], b["sigma"], b["clamp"]), mj.get("provenance", {}).get("baseline_search", {})
 
@@ -356,6 +362,9 @@ def parse_args():
     ap.add_argument("--exp-dilate-choice", action="store_true",
                     help="experiment (no backend computes it): head channel 2 mixes the history at the nearest sample's motion "
                          "with the history at the nearest surface's motion, per pixel, instead of rectifying (stages.DILATE_CHOICE)")
+    ap.add_argument("--exp-layout", choices=sorted(LAYOUTS), default="rgb",
+                    help="experiment (no backend computes it): another head layout (tessel_train/net.py LAYOUTS): a luma residual, "
+                         "and the channels it frees as a per-pixel choice of the dilated history and more feature memory")
     ap.add_argument("--exp-history-kernel", action="store_true",
                     help="experiment (tessel_train/experimental.py): channel 2 sets the history kernel's sharpness; "
                          "validation only, no package")
@@ -611,7 +620,7 @@ def main():
     start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
-    cfg = Config.from_json(ck["config"]) if ck is not None and "config" in ck else Config(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a))
+    cfg = Config.from_json(ck["config"]) if ck is not None and "config" in ck else Config(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
     net = TesselNet(cfg).to(dev)
     log(f"network config: {cfg.to_json()}")
     baseline, search = start_weights(a, net, ck, cache, start)
@@ -648,11 +657,15 @@ def main():
                 data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
                 tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, scene_data=a.scene_data, scene_val=a.scene_val, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, early_weight=a.exp_early_weight, temporal_weight=a.temporal_weight, validation=res,
                 initialised_from=tr.init, baseline_search=tr.search,
-                **({"experiment": "dilate_choice (train.py --exp-dilate-choice): no backend computes this head"} if a.exp_dilate_choice else {}))
+                **({"experiment": "dilate_choice (train.py --exp-dilate-choice): no backend computes this head"} if a.exp_dilate_choice else {}),
+                **({"experiment": f"layout {cfg.layout} (train.py --exp-layout): no backend computes this head"} if cfg.layout != "rgb" else {}))
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
                    baseline, prov)
-    write_all(net, a.golden, a.package)
+    if cfg.layout == "rgb":  # golden vectors are the contract's
+        write_all(net, a.golden, a.package)
+    else:
+        log(f"--exp-layout {cfg.layout}: no golden vectors (no backend computes this head)")
     json.dump(prov, open(os.path.join(a.out, "summary.json"), "w"), indent=1)
     log(f"done: {tr.step} steps in {tr.seconds():.0f} s, final loss {prov['final_loss']}; shipped {prov['shipped_weights']} weights of step {tr.best['step']}; "
         f"package {a.package}; golden {a.golden}")

@@ -57,3 +57,38 @@ def init_dilate_choice(net, trained=False, start=DILATE_CHOICE_START):
     mix would otherwise read as a choice (the eighteenth session's run started 0.16 dB under its
     package so): its head rows and its per-pixel path row are cleared too (start_channel2)."""
     start_channel2(net, start, trained)
+
+
+LAYOUT_CHOICE_START = -3.0  # raw choice channel at the start: sigmoid(-3) = 0.05 of the dilated history
+LAYOUT_MEMORY_SCALE = 0.1  # the new memory features' pixel-embedding columns: uniform in +-scale * sqrt(3 / fan_in)
+
+
+def adapt_layout(net, src, seed=0):
+    """Start a head-layout experiment (net.LAYOUTS, train.py --exp-layout) from a package of the
+    contract's layout (src), as close to it as the layout allows: every tensor is src's but
+    - the luma residual's row (channel 3 of each pixel slot, in the head and the per-pixel path) is
+      the mean of src's three residual rows;
+    - a choice channel starts at LAYOUT_CHOICE_START everywhere (its rows cleared);
+    - a new memory channel starts at 0 (its rows cleared), and its feature's pixel-embedding column
+      is small and random, so that a gradient reaches both (with both zero neither would move).
+    The contract's memory keeps channels 6 and 7 and features 14 and 15."""
+    from .net import LAYOUTS
+    lay = LAYOUTS[net.cfg.layout]
+    assert src.cfg.layout == "rgb", "adapt_layout starts from the contract's layout"
+    sd = {k: v.clone() for k, v in src.state_dict().items()}
+    pe = sd["pixel_embed.weight"]  # [P, 16]
+    extra = net.cfg.memory_channels - 2
+    g = torch.Generator().manual_seed(seed)
+    a = LAYOUT_MEMORY_SCALE * (3.0 / net.cfg.pixel_features) ** 0.5
+    sd["pixel_embed.weight"] = torch.cat([pe, (torch.rand(pe.shape[0], extra, generator=g) * 2 - 1) * a], 1)
+    keys = [("head.weight", "head.bias", 8)] + ([("pixel_head.weight", "pixel_head.bias", 8)] if net.cfg.pixel_head else [])
+    for wk, bk, stride in keys:
+        w, b = sd[wk], sd[bk]
+        for slot in range(w.shape[0] // stride):
+            r = lambda c: slot * stride + c
+            w[r(3)], b[r(3)] = w[[r(3), r(4), r(5)]].mean(0), b[[r(3), r(4), r(5)]].mean()
+            freed = [c for c in (4, 5) if c not in lay["residual"]]
+            for c in freed:
+                w[r(c)] = 0.0
+                b[r(c)] = LAYOUT_CHOICE_START if c == lay["choice"] else 0.0
+    net.load_state_dict(sd)

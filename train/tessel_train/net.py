@@ -13,6 +13,19 @@ PIXEL_FEATURES = 16
 HEAD_CHANNELS = 8
 PHASES = 8
 
+# Head layouts: which of the 8 head channels carry the residual, a per-pixel choice of the dilated
+# history and the feature memory. "rgb" is the contract's (docs/NETWORK.md §5); the others are a
+# training experiment (train.py --exp-layout; no backend computes them): a luma residual (one
+# channel scaling the local range of all three) frees two channels for a reprojection choice and
+# more memory. Every feature but the memory is the contract's, so a layout with m memory channels
+# has 14 + m pixel features.
+LAYOUTS = {
+    "rgb": dict(residual=(3, 4, 5), choice=None, memory=(6, 7)),
+    "luma_choice": dict(residual=(3,), choice=4, memory=(6, 7)),
+    "luma_mem4": dict(residual=(3,), choice=None, memory=(6, 7, 4, 5)),
+    "luma_choice_mem3": dict(residual=(3,), choice=4, memory=(6, 7, 5)),
+}
+
 
 @dataclass
 class Config:
@@ -25,6 +38,19 @@ class Config:
     pixel_head: bool = False  # a per-pixel linear map of the pixel embedding added to the head (docs/NETWORK.md)
     accumulate: bool = False  # the reconstruction keeps an accumulation count and clips to mean +- deviation (§6)
     history_a: float = -0.5  # Keys' a of the history kernel (§2): -0.5 is Catmull-Rom, lower is sharper
+    layout: str = "rgb"  # the head layout (LAYOUTS); anything but "rgb" is an experiment
+
+    def __post_init__(self):
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"config layout {self.layout!r} is not one of {', '.join(LAYOUTS)}")
+
+    @property
+    def memory_channels(self):
+        return len(LAYOUTS[self.layout]["memory"])
+
+    @property
+    def pixel_features(self):
+        return PIXEL_FEATURES - 2 + self.memory_channels
 
     @property
     def levels(self):
@@ -43,6 +69,8 @@ class Config:
             d["accumulate"] = True
         if self.history_a != -0.5:  # absent means Catmull-Rom
             d["history_a"] = self.history_a
+        if self.layout != "rgb":  # an experiment: no backend loads such a package
+            d["layout"] = self.layout
         return d
 
     @staticmethod
@@ -62,7 +90,7 @@ class Config:
     def flops(self, w, h):
         pw, ph = padded_grid(w, h, self.alignment)
         t = lambda l: (pw >> l) * (ph >> l)
-        f = 2 * pw * ph * 16 * PIXEL_FEATURES * self.pixel_embed
+        f = 2 * pw * ph * 16 * self.pixel_features * self.pixel_embed
         f += 2 * t(0) * 16 * self.pixel_embed * self.channels[0] + 2 * t(0) * self.channels[0] * 16 * HEAD_CHANNELS
         if self.pixel_head:
             f += 2 * pw * ph * 16 * self.pixel_embed * HEAD_CHANNELS
@@ -135,7 +163,7 @@ class TesselNet(nn.Module):
         super().__init__()
         self.cfg = cfg
         ch = cfg.channels
-        self.pixel_embed = nn.Linear(PIXEL_FEATURES, cfg.pixel_embed)
+        self.pixel_embed = nn.Linear(cfg.pixel_features, cfg.pixel_embed)
         self.embed = nn.Linear(16 * cfg.pixel_embed, ch[0])
         for l in range(1, cfg.levels):
             setattr(self, f"merge{l}", nn.Linear(4 * ch[l - 1], ch[l]))

@@ -2,7 +2,7 @@
 import torch
 import torch.nn.functional as F
 
-from .net import HEAD_CHANNELS, PIXEL_FEATURES, TOKEN, padded_grid
+from .net import HEAD_CHANNELS, LAYOUTS, PIXEL_FEATURES, TOKEN, padded_grid
 
 Y_MAX = 1.0 - 1.0 / 1024.0
 
@@ -106,9 +106,16 @@ def sample_bilinear(img, px, py):
     return top + (bot - top) * fy
 
 
-def new_history(b, W, H, device):
+def new_history(b, W, H, device, memory=2):
+    """An empty history; memory: its feature-memory channels (the contract's 2; a head layout
+    experiment's Config.memory_channels)."""
     z = lambda c: torch.zeros(b, c, H, W, device=device)
-    return dict(color=z(3), near=z(1), memory=z(2), count=z(1), exposure=1.0, valid=torch.zeros(b, device=device))
+    return dict(color=z(3), near=z(1), memory=z(memory), count=z(1), exposure=1.0, valid=torch.zeros(b, device=device))
+
+
+def memory_of(net):
+    """The feature-memory channels a history for this network holds (2 for the fixed head)."""
+    return 2 if net is None else net.cfg.memory_channels
 
 
 DILATE_MOTION = False  # experiment (train.py --exp-dilate): the history at the nearest surface's motion in the 3x3
@@ -193,7 +200,7 @@ def features(ctx):
          ((a - ctx["prev_near"]).abs() / (torch.maximum(a, ctx["prev_near"]) + 1e-3)).unsqueeze(1),
          ctx["valid"].unsqueeze(1), lum.min(1).values.unsqueeze(1), lum.max(1).values.unsqueeze(1), ctx["memory"]]
     out = torch.cat(f, 1)
-    assert out.shape[1] == PIXEL_FEATURES
+    assert out.shape[1] == PIXEL_FEATURES - 2 + ctx["memory"].shape[1]
     return out
 
 
@@ -219,10 +226,30 @@ def head_pixels(head_tokens, W, H):
     return h[:, :, :H, :W]
 
 
-def decode(h):
-    """[B,8,H,W] -> controls."""
-    return dict(blend=torch.sigmoid(h[:, 0]), sigma=torch.exp(h[:, 1].clamp(-2.5, 1.0)), clamp=torch.sigmoid(h[:, 2]),
-                residual=0.5 * torch.tanh(h[:, 3:6]), memory=torch.tanh(h[:, 6:8]))
+def decode(h, layout="rgb"):
+    """[B,8,H,W] -> controls; layout: the head layout (net.LAYOUTS; "rgb" is the contract's)."""
+    ctl = dict(blend=torch.sigmoid(h[:, 0]), sigma=torch.exp(h[:, 1].clamp(-2.5, 1.0)), clamp=torch.sigmoid(h[:, 2]))
+    if layout == "rgb":
+        return dict(ctl, residual=0.5 * torch.tanh(h[:, 3:6]), memory=torch.tanh(h[:, 6:8]))
+    lay = LAYOUTS[layout]
+    res = 0.5 * torch.tanh(h[:, list(lay["residual"])])
+    ctl.update(residual=res.expand(-1, 3, -1, -1) if res.shape[1] == 1 else res, memory=torch.tanh(h[:, list(lay["memory"])]))
+    if lay["choice"] is not None:
+        ctl["choice"] = torch.sigmoid(h[:, lay["choice"]])
+    return ctl
+
+
+def dilated_history(ctx, hist, p, history_a):
+    """The history colour at the nearest surface's motion in the 3x3 (dilated_motion), resampled and
+    re-exposed as the contract's history is: what a layout's choice channel mixes in."""
+    md = dilated_motion(ctx["near"], ctx["motion"])
+    H, W = hist["color"].shape[-2:]
+    xs = torch.arange(W, device=md.device, dtype=torch.float32).view(1, 1, W)
+    ys = torch.arange(H, device=md.device, dtype=torch.float32).view(1, H, 1)
+    h = sample_keys(hist["color"], xs + 0.5 + md[:, 0], ys + 0.5 + md[:, 1], history_a).clamp(0.0, Y_MAX)
+    if hist["exposure"] != p["exposure"]:
+        h = tonemap(untonemap(h) * (p["exposure"] / hist["exposure"]))
+    return h
 
 
 def fixed_controls(blend, sigma, clamp, like):
@@ -258,7 +285,10 @@ def reconstruct(ctx, ctl, accumulate=False):
         dev = ((c * c).sum(1) / 9.0 - mean * mean).clamp(min=0.0).sqrt()
         blo, bhi = mean - ACCUM_GAMMA * dev, mean + ACCUM_GAMMA * dev
     h = ctx["hist"]
-    if "hist_dilated" in ctx:  # the experiment of DILATE_CHOICE: channel 2 mixes, nothing rectifies
+    if "choice" in ctl:  # a head layout's choice: mix in the dilated history, then rectify as the contract does
+        h = h + ctl["choice"].unsqueeze(1) * (ctx["hist_dilated"] - h)
+        rect = h + ctl["clamp"].unsqueeze(1) * (torch.minimum(torch.maximum(h, blo), bhi) - h)
+    elif "hist_dilated" in ctx:  # the experiment of DILATE_CHOICE: channel 2 mixes, nothing rectifies
         rect = h + ctl["clamp"].unsqueeze(1) * (ctx["hist_dilated"] - h)
     else:
         rect = h + ctl["clamp"].unsqueeze(1) * (torch.minimum(torch.maximum(h, blo), bhi) - h)
@@ -277,7 +307,7 @@ def context_and_features(p, hist, jitter, reset, with_features=True, history_a=C
 def finish(ctx, head_px, exposure, round_f16=False, accumulate=False):
     """Decode the per-pixel head [B,8,H,W], reconstruct, and build the next history.
     Returns (tonemapped output, new history)."""
-    return _finish(ctx, decode(head_px), exposure, round_f16, accumulate)
+    return _finish(ctx, decode(head_px, ctx.get("layout", "rgb")), exposure, round_f16, accumulate)
 
 
 def _finish(ctx, ctl, exposure, round_f16, accumulate=False):
@@ -317,6 +347,11 @@ def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EA
     # The network's history kernel (config `history_a`); the fixed head keeps Catmull-Rom.
     history_a = float(net.cfg.history_a) if net is not None and fixed is None else CATMULL_ROM_A
     ctx, feats = ops.context_and_features(p, hist, jitter, reset, fixed is None and head_px is None, history_a)
+    layout = net.cfg.layout if net is not None and fixed is None else "rgb"
+    if layout != "rgb":  # an experiment's head layout (net.LAYOUTS)
+        ctx = dict(ctx, layout=layout)
+        if LAYOUTS[layout]["choice"] is not None:
+            ctx["hist_dilated"] = dilated_history(ctx, hist, p, history_a)
     if fixed is not None:
         out, new = _finish(ctx, fixed_controls(*fixed, like=ctx["hist"]), p["exposure"], round_f16)
         return out, new, {}
