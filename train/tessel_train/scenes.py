@@ -133,6 +133,11 @@ class SceneBatch:
         g = torch.Generator().manual_seed(seed)
         r = lambda *shape: torch.rand(*shape, generator=g).to(device)
         self.S, self.device, self.out = S, device, out_size
+        # Frames larger than 256 px hold proportionally more of the scene: objects and veils keep
+        # their density per pixel (their count grows with the area, their offsets from the camera
+        # with the side). At 256 px and below nothing changes (and no draw moves).
+        self.spread = spread = max(1.0, min(out_size) / 256.0)
+        objects = objects if spread == 1.0 else int(round(objects * spread * spread))
         self.seed = torch.randint(0, 2**31 - 1, (S,), generator=g).to(device)
         # camera: pan (sub-pixel to fast), wobble, zoom
         speed = torch.where(r(S) < 0.85, 0.05 + 1.8 * r(S), 1.8 + 2.5 * r(S))
@@ -157,7 +162,7 @@ class SceneBatch:
         small = r(S, K) < 0.3
         size = torch.where(small, 0.6 + 2.0 * r(S, K), 6 + 55 * r(S, K) ** 1.5) * active
         self.obj_size, self.obj_aspect, self.obj_disc = size, 0.35 + 0.9 * r(S, K), r(S, K) < 0.5
-        self.obj_off = (r(S, K, 2) - 0.5) * torch.tensor([160.0, 160.0], device=device)
+        self.obj_off = (r(S, K, 2) - 0.5) * torch.tensor([160.0, 160.0], device=device) * spread
         fast = torch.where(small, 4.0, 2.6)
         self.obj_vel = self.cam_vel[:, None, :] + fast[..., None] * (r(S, K, 2) - 0.5)
         self.obj_orbit, self.obj_orbit_f = 8 * r(S, K), 0.02 + 0.15 * r(S, K)
@@ -200,14 +205,14 @@ class SceneBatch:
         self.blind_speed = 0.5 + 1.5 * r(S)
         self.blind_soft = 1.0 + 3.0 * r(S)
         self.blind_depth = torch.where(r(S) < 0.6, 0.6 + 0.3 * r(S), torch.zeros(S, device=dev))
-        L = 2
+        L = 2 if self.spread == 1.0 else int(round(2 * self.spread * self.spread))
         self.hz_veil = r(S) < frac
         self.veil_smoke = r(S, L) < 0.5
         self.veil_size = torch.stack([10 + 15 * r(S, L), 8 + 12 * r(S, L)], -1)
         self.veil_soft = 1.5 + 6.0 * r(S, L)
         self.veil_scale = 5 + 8 * r(S, L)
         self.veil_seed = (r(S, L) * (2**31 - 1)).long()
-        self.veil_origin = self.cam_start[:, None, :] + (r(S, L, 2) - 0.5) * torch.tensor([80.0, 50.0], device=dev)
+        self.veil_origin = self.cam_start[:, None, :] + (r(S, L, 2) - 0.5) * torch.tensor([80.0, 50.0], device=dev) * self.spread
         self.veil_vel = self.cam_vel[:, None, :] + 3.0 * (r(S, L, 2) - 0.5)
         self.veil_orbit, self.veil_orbit_f = 10 * r(S, L), 0.05 + 0.1 * r(S, L)
         self.veil_colour = 0.2 + 0.9 * r(S, L, 3)
