@@ -81,14 +81,12 @@ def adapt_layout(net, src, seed=0):
     g = torch.Generator().manual_seed(seed)
     a = LAYOUT_MEMORY_SCALE * (3.0 / net.cfg.pixel_features) ** 0.5
     sd["pixel_embed.weight"] = torch.cat([pe, (torch.rand(pe.shape[0], extra, generator=g) * 2 - 1) * a], 1)
-    keys = [("head.weight", "head.bias", 8)] + ([("pixel_head.weight", "pixel_head.bias", 8)] if net.cfg.pixel_head else [])
-    for wk, bk, stride in keys:
+    freed = [c for c in (4, 5) if c not in lay["residual"]]
+    for wk, bk in [("head.weight", "head.bias")] + ([("pixel_head.weight", "pixel_head.bias")] if net.cfg.pixel_head else []):
         w, b = sd[wk], sd[bk]
-        for slot in range(w.shape[0] // stride):
-            r = lambda c: slot * stride + c
-            w[r(3)], b[r(3)] = w[[r(3), r(4), r(5)]].mean(0), b[[r(3), r(4), r(5)]].mean()
-            freed = [c for c in (4, 5) if c not in lay["residual"]]
+        for s in range(0, w.shape[0], 8):  # each pixel slot's 8 channels
+            w[s + 3], b[s + 3] = w[s + 3:s + 6].mean(0), b[s + 3:s + 6].mean()
             for c in freed:
-                w[r(c)] = 0.0
-                b[r(c)] = LAYOUT_CHOICE_START if c == lay["choice"] else 0.0
+                w[s + c] = 0.0
+                b[s + c] = LAYOUT_CHOICE_START if c == lay["choice"] else 0.0
     net.load_state_dict(sd)

@@ -287,8 +287,7 @@ def reconstruct(ctx, ctl, accumulate=False):
     h = ctx["hist"]
     if "choice" in ctl:  # a head layout's choice: mix in the dilated history, then rectify as the contract does
         h = h + ctl["choice"].unsqueeze(1) * (ctx["hist_dilated"] - h)
-        rect = h + ctl["clamp"].unsqueeze(1) * (torch.minimum(torch.maximum(h, blo), bhi) - h)
-    elif "hist_dilated" in ctx:  # the experiment of DILATE_CHOICE: channel 2 mixes, nothing rectifies
+    if "hist_dilated" in ctx and "choice" not in ctl:  # the experiment of DILATE_CHOICE: channel 2 mixes, nothing rectifies
         rect = h + ctl["clamp"].unsqueeze(1) * (ctx["hist_dilated"] - h)
     else:
         rect = h + ctl["clamp"].unsqueeze(1) * (torch.minimum(torch.maximum(h, blo), bhi) - h)
