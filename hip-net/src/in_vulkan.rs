@@ -39,6 +39,9 @@ pub fn target(shared: &DeviceShared) -> Result<(&'static tessel_kernels::CodeObj
     let arch = &devices.iter().find(|d| d.ordinal == ordinal).ok_or("the matched device is not in the driver's list")?.arch;
     let object = code_object_for(arch).map_err(|e| one(&e))?;
     let matrix = matrix_choice(object.target).map_err(|why| format!("matrix kernels {why} ({arch})"))?;
+    if !matrix.fuses_blocks() {
+        return Err(format!("{} runs on the HIP stream only; inside the command buffer the fused blocks run or nothing", matrix.describe()));
+    }
     Ok((object, matrix))
 }
 

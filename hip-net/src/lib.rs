@@ -33,6 +33,7 @@ pub mod split;
 pub mod platform;
 pub mod stream;
 pub mod weights;
+pub mod wmma_check;
 
 pub use buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 pub use error::{drop_error_count, take_drop_errors, uuid_hex, HipError, Result};

@@ -63,11 +63,22 @@ pub struct Network {
 
 /// The matrix-core path for a code object's target, or why the portable kernels run:
 /// `TESSEL_HIP_MATRIX=0` (the kill switch) or no matrix kernels for the target.
+/// `TESSEL_HIP_WMMA=1` asks for the WMMA linear layers instead (AMD gfx11 and gfx12, emulated
+/// on NVIDIA): opt-in until they have run on AMD hardware, and checked at load (`Network::new`).
 pub fn matrix_choice(target: &str) -> std::result::Result<tessel_kernels::Matrix, String> {
     if std::env::var("TESSEL_HIP_MATRIX").is_ok_and(|v| v == "0") {
         return Err("off: TESSEL_HIP_MATRIX=0".into());
     }
-    tessel_kernels::matrix_path(target).ok_or_else(|| format!("none written for {target}"))
+    if std::env::var("TESSEL_HIP_WMMA").is_ok_and(|v| v == "1") {
+        return tessel_kernels::wmma_path(target).ok_or_else(|| format!("TESSEL_HIP_WMMA=1, but {target} has no WMMA kernels"));
+    }
+    tessel_kernels::matrix_path(target).ok_or_else(|| {
+        if tessel_kernels::wmma_path(target).is_some() {
+            format!("not taken on {target}: its WMMA linear layers have not run on AMD hardware yet (TESSEL_HIP_WMMA=1 takes them)")
+        } else {
+            format!("none written for {target}")
+        }
+    })
 }
 
 impl Network {
@@ -87,8 +98,14 @@ impl Network {
         let grid = TokenGrid::new(cfg, output.0, output.1);
         let stream = Stream::new(ctx)?;
         let (module, fns, target) = load_model_kernels(ctx, cfg)?;
-        let functions = fns.into_iter().map(|f| (f.name().to_string(), f)).collect();
-        let matrix = matrix_choice(target);
+        let functions: HashMap<String, Function> = fns.into_iter().map(|f| (f.name().to_string(), f)).collect();
+        let mut matrix = matrix_choice(target);
+        if matches!(matrix, Ok(tessel_kernels::Matrix::Wmma | tessel_kernels::Matrix::WmmaEmulated)) {
+            // Not yet run on AMD hardware: checked against the portable kernel before any frame.
+            if let Err(why) = crate::wmma_check::check(ctx, &stream, &functions)? {
+                matrix = Err(format!("WMMA linear layers {why}; the portable kernels run"));
+            }
+        }
         let (blob, offsets) = crate::weights::device_blob(pkg);
         let weights = DeviceBuffer::alloc(ctx, blob.len())?;
         weights.upload_on(&stream, &blob)?;

@@ -43,6 +43,12 @@ fn native_network_matches_the_cpu_reference_on_the_golden_cases() {
         let seq = Sequence::open(&case.join("frames.json")).unwrap();
         let mut net = Network::new(&ctx, &pkg, seq.output()).unwrap();
         report_kernels(&net);
+        if std::env::var("TESSEL_HIP_WMMA").is_ok_and(|v| v == "1") {
+            // Asked for: the WMMA linear kernel must have passed its load check and be the one
+            // measured here, not the portable fallback.
+            let m = net.matrix().unwrap_or_else(|why| panic!("TESSEL_HIP_WMMA=1, but the network runs the portable kernels: {why}"));
+            assert!(!m.fuses_blocks(), "TESSEL_HIP_WMMA=1 gave {}", m.describe());
+        }
         let mut cpu = Upscaler::new(HeadSource::Network(Arc::new(CpuNetwork::from_package(&pkg))), seq.settings().clone(), seq.output());
         for graphs in [false, true] {
             if graphs {
@@ -112,7 +118,7 @@ fn native_network_gpu_time() {
 fn report_kernels(net: &Network) {
     let limit: i32 = std::env::var("TESSEL_SPILL_LIMIT").ok().and_then(|v| v.parse().ok()).unwrap_or(16);
     match net.matrix() {
-        Ok(m) => println!("matrix path: {} (fused blocks)", m.describe()),
+        Ok(m) => println!("matrix path: {}{}", m.describe(), if m.fuses_blocks() { " (fused blocks)" } else { "" }),
         Err(why) => println!("matrix path: {why}; portable kernels"),
     }
     println!("expansions: {}", if net.pulls() { "pulled by the next level's first block" } else { "pushed by the level above's last block" });

@@ -149,6 +149,30 @@ pub fn linear_kernel(inp: usize, out: usize) -> Option<&'static str> {
     LINEAR_MMA.iter().find(|(k, _)| inp <= *k).map(|(_, n)| *n)
 }
 
+/// The linear layers on AMD matrix cores (kernels/linear_wmma.hip: WMMA on gfx11 and gfx12, the
+/// same source emulated on NVIDIA for the checks): the portable kernel's arguments and weights.
+pub const LINEAR_WMMA: &str = "tessel_linear_wmma";
+/// The widest input tessel_linear_wmma stages (its shared memory is sized for it).
+pub const WMMA_MAX_IN: usize = 256;
+
+/// Whether tessel_linear_wmma runs a layer of `inp` inputs and `out` outputs: both multiples of
+/// 16, the inputs up to [`WMMA_MAX_IN`].
+pub fn wmma_linear_fits(inp: usize, out: usize) -> bool {
+    inp > 0 && inp % 16 == 0 && inp <= WMMA_MAX_IN && out > 0 && out % 16 == 0
+}
+
+/// Whether a target's code object holds tessel_linear_wmma, and how it computes: natively on
+/// RDNA3 and RDNA4 (gfx11, gfx12), emulated by warp shuffles in NVIDIA PTX.
+pub fn wmma_path(target: &str) -> Option<Matrix> {
+    if target.starts_with("gfx11") || target.starts_with("gfx12") {
+        Some(Matrix::Wmma)
+    } else if target.starts_with("sm_") {
+        Some(Matrix::WmmaEmulated)
+    } else {
+        None
+    }
+}
+
 /// Every matrix-core kernel (the code objects of targets with a matrix path hold all of them).
 pub fn matrix_kernels() -> impl Iterator<Item = &'static str> {
     BLOCK_MMA.iter().map(|(_, _, k)| *k).chain(LINEAR_MMA.iter().map(|(_, k)| *k))
@@ -162,6 +186,12 @@ pub enum Matrix {
     /// The same, and the fused blocks' weight products of widths up to 48 as sm_90a warpgroup
     /// products with the weights in shared memory (`wgmma.mma_async`; compute capability 9.0).
     Wgmma,
+    /// AMD `v_wmma_f32_16x16x16_f16` (gfx11, gfx12) for the linear layers, every other kernel the
+    /// portable one: opt-in (`TESSEL_HIP_WMMA=1`) until it has run on AMD hardware.
+    Wmma,
+    /// The WMMA linear kernel with gfx11's layout emulated by warp shuffles (NVIDIA PTX): slow,
+    /// for checking the kernel against the CPU reference where no AMD GPU is at hand.
+    WmmaEmulated,
 }
 
 impl Matrix {
@@ -169,13 +199,22 @@ impl Matrix {
         match self {
             Matrix::MmaSync => "mma.sync m16n8k16",
             Matrix::Wgmma => "wgmma (sm_90a) and mma.sync m16n8k16",
+            Matrix::Wmma => "WMMA 16x16x16 (linear layers)",
+            Matrix::WmmaEmulated => "WMMA 16x16x16 emulated by warp shuffles (linear layers; a check, not a fast path)",
         }
+    }
+
+    /// Whether the path fuses whole window blocks (the NVIDIA paths) or only moves the linear
+    /// layers onto matrix cores (WMMA).
+    pub fn fuses_blocks(self) -> bool {
+        matches!(self, Matrix::MmaSync | Matrix::Wgmma)
     }
 }
 
-/// The matrix-core path of a code object's target, if its kernels are written: NVIDIA sm_80 and
-/// later. AMD WMMA (gfx11, gfx12) and MFMA (gfx9) kernels are not written yet: those targets
-/// run the portable kernels.
+/// The matrix-core path a code object's target takes by default, if its kernels are written:
+/// NVIDIA sm_80 and later. AMD gfx11 and gfx12 hold the WMMA linear kernel ([`wmma_path`]),
+/// taken only on request until it has run on AMD hardware; MFMA (gfx9) kernels are not written:
+/// those targets run the portable kernels.
 pub fn matrix_path(target: &str) -> Option<Matrix> {
     if target == "sm_90a" {
         return Some(Matrix::Wgmma);
@@ -215,6 +254,9 @@ pub fn kernels_for(target: &str) -> Vec<&'static str> {
     let mut out = KERNELS.to_vec();
     if matrix_path(target).is_some() {
         out.extend(matrix_kernels());
+    }
+    if wmma_path(target).is_some() {
+        out.push(LINEAR_WMMA);
     }
     out
 }
@@ -257,7 +299,7 @@ pub fn expected_wavefront(target: &str) -> u32 {
 /// spills, wavefront.
 pub fn markdown_table() -> String {
     let mut s = String::from("| kernel | target | VGPRs | SGPRs | LDS bytes | scratch bytes | spills (VGPR/SGPR) | wavefront | max threads |\n|---|---|---|---|---|---|---|---|---|\n");
-    for name in KERNELS.iter().copied().chain(matrix_kernels()) {
+    for name in KERNELS.iter().copied().chain(matrix_kernels()).chain([LINEAR_WMMA]) {
         for c in CODE_OBJECTS {
             if let Some(k) = c.kernels.iter().find(|k| k.name == name) {
                 let regs = |v: u32| if c.platform == Platform::Nvidia { "(JIT)".to_string() } else { v.to_string() };

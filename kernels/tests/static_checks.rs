@@ -1,7 +1,7 @@
 //! Static checks of every embedded code object (no GPU needed): completeness, wavefront size,
 //! shared memory within the target's limit, no scratch or spills, and docs/KERNELS.md current.
 
-use tessel_kernels::{block_kernel, linear_kernel, BlockEnds, code_object, expected_wavefront, kernels_for, lds_limit, markdown_table, matrix_path, ptx_for, ptx_wgmma_for, wgmma_fits, Matrix, Platform, BLOCK_MMA, CODE_OBJECTS, KERNELS};
+use tessel_kernels::{block_kernel, linear_kernel, wmma_linear_fits, wmma_path, LINEAR_WMMA, BlockEnds, code_object, expected_wavefront, kernels_for, lds_limit, markdown_table, matrix_path, ptx_for, ptx_wgmma_for, wgmma_fits, Matrix, Platform, BLOCK_MMA, CODE_OBJECTS, KERNELS};
 
 const AMD: &[&str] = &["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201", "gfx90a", "gfx942"];
 
@@ -13,10 +13,12 @@ fn every_target_is_built_and_holds_every_kernel() {
         for k in kernels_for(t) {
             assert!(c.kernels.iter().any(|i| i.name == k), "{t} lacks {k}");
         }
-        // A target without matrix kernels holds none (hip-net would not look for them).
+        // A target without matrix kernels holds none (hip-net would not look for them); one
+        // without WMMA does not hold the WMMA linear kernel.
         if matrix_path(t).is_none() {
-            assert!(c.kernels.iter().all(|i| KERNELS.contains(&i.name)), "{t}: unexpected kernels");
+            assert!(c.kernels.iter().all(|i| KERNELS.contains(&i.name) || i.name == LINEAR_WMMA), "{t}: unexpected kernels");
         }
+        assert_eq!(c.kernels.iter().any(|i| i.name == LINEAR_WMMA), wmma_path(t).is_some(), "{t}: {LINEAR_WMMA}");
         match c.platform {
             Platform::Amd => assert_eq!(&c.bytes[..4], b"\x7fELF", "{t}: not an ELF code object"),
             Platform::Nvidia => {
@@ -88,6 +90,16 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
     assert_eq!(block_kernel(40, 80, BlockEnds::INNER), None, "not a multiple of 16");
     assert_eq!(block_kernel(144, 288, BlockEnds::INNER), None, "more than 8 heads");
     assert_eq!(block_kernel(32, 40, BlockEnds::INNER), None, "hidden not a multiple of 16");
+    // WMMA: the linear layers of RDNA3 and RDNA4, emulated in NVIDIA PTX; none on RDNA2 or CDNA.
+    for t in ["gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201"] {
+        assert_eq!(wmma_path(t), Some(Matrix::Wmma), "{t}");
+    }
+    for t in ["gfx1030", "gfx90a", "gfx942"] {
+        assert_eq!(wmma_path(t), None, "{t}");
+    }
+    assert_eq!(wmma_path("sm_90a"), Some(Matrix::WmmaEmulated));
+    assert!(wmma_linear_fits(128, 32) && wmma_linear_fits(192, 96) && wmma_linear_fits(256, 128));
+    assert!(!wmma_linear_fits(384, 96) && !wmma_linear_fits(40, 96) && !wmma_linear_fits(32, 24), "inputs over 256, or not multiples of 16");
     assert_eq!(linear_kernel(128, 32), Some("tessel_linear_mma_k128"));
     assert_eq!(linear_kernel(192, 96), Some("tessel_linear_mma_k256"));
     assert_eq!(linear_kernel(384, 96), Some("tessel_linear_mma_k512"));

@@ -43,7 +43,8 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
             let why = hip_net::wgmma_object("sm_90", &pkg.config).err().unwrap_or_default();
             format!("native kernels, fused blocks on {} (sm_90a {why})", tessel_kernels::Matrix::MmaSync.describe())
         }
-        Ok(m) => format!("native kernels, fused blocks on {}", m.describe()),
+        Ok(m) if m.fuses_blocks() => format!("native kernels, fused blocks on {}", m.describe()),
+        Ok(m) => format!("native kernels, {}, the rest portable", m.describe()),
         Err(why) => format!("native portable kernels, matrix cores {why}"),
     };
     let kernels = format!("{kernels}, {}, {}", hip_net::plan::stream16_words(split.net.stream16()), hip_net::plan::pull_words(split.net.pulls()));

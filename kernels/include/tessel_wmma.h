@@ -1,0 +1,97 @@
+// AMD matrix cores for the network kernels, behind neutral names: one 16x16x16 f16 tile product
+// with f32 accumulation per wave of 32 lanes (WMMA: RDNA3 gfx11, RDNA4 gfx12), and the few wave
+// operations around it. MFMA (gfx9, wave64) is not written: those targets define no TS_HAS_WMMA.
+//
+// Layouts, lane = 16 h + n (h = 0, 1; n = 0..15), per the two ISAs' WMMA chapters:
+//   gfx11  A (16x16): the lane holds row n, k = 0..15 (16 halves); lanes n and n + 16 hold the same.
+//          B (16x16): the lane holds column n, k = 0..15, the same in both halves.
+//          D (16x16, f32): element i (0..7) is row 2i + h, column n.
+//   gfx12  A: the lane holds row n, k = 8h..8h+7 (8 halves); B: column n, k = 8h..8h+7.
+//          D: element i is row 8h + i, column n.
+// So an A row and a B column are each 16 (gfx11) or 8 (gfx12) consecutive halves of a row-major
+// matrix: the linear layers read W [out][in] as it is stored, no fragment order.
+//
+// NVIDIA PTX gets the gfx11 layout emulated with warp shuffles (TS_WMMA_EMULATED): slow, but the
+// same kernel source runs there and is checked against the CPU reference on an NVIDIA GPU
+// (hip-net: TESSEL_HIP_WMMA=1), since no AMD GPU is at hand. What an emulation cannot check is the
+// hardware's own layout; hip-net therefore runs a product of known operands through the WMMA
+// kernel at load on AMD and keeps the path only if it matches (hip-net/src/network.rs).
+#pragma once
+#include "tessel_gpu.h"
+
+#if (defined(__AMDGPU__) && (defined(__GFX11__) || defined(__GFX12__)) && __AMDGCN_WAVEFRONT_SIZE == 32) || defined(__NVPTX__)
+#define TS_HAS_WMMA 1
+#define TS_WMMA_INLINE TS_DEVICE __attribute__((always_inline))
+
+typedef float ts_wacc __attribute__((ext_vector_type(8)));
+typedef ts_uint ts_uint8v __attribute__((ext_vector_type(8)));
+
+#if defined(__GFX12__)
+#define TS_WMMA_K 8  // halves of k a lane holds per operand
+typedef _Float16 ts_wfrag __attribute__((ext_vector_type(8)));
+#else
+#define TS_WMMA_K 16
+typedef _Float16 ts_wfrag __attribute__((ext_vector_type(16)));
+#endif
+// An operand read from memory: 16-byte alignment is all a slice of a row guarantees.
+typedef ts_wfrag ts_wfrag_mem __attribute__((aligned(16)));
+
+#if defined(__AMDGPU__)
+TS_WMMA_INLINE ts_uint ts_wave_lane() { return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }
+// The value of lane ^ 16 (the other half of the wave).
+TS_WMMA_INLINE float ts_wave_swap16(float v) {
+    return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((int)((ts_wave_lane() ^ 16u) << 2), __builtin_bit_cast(int, v)));
+}
+#else
+TS_WMMA_INLINE ts_uint ts_wave_lane() { return __nvvm_read_ptx_sreg_laneid(); }
+TS_WMMA_INLINE float ts_wave_swap16(float v) { return __nvvm_shfl_sync_bfly_f32(0xffffffffu, v, 16, 0x1f); }
+#endif
+
+// The first k (within a 16-wide tile) of this lane's operand halves.
+TS_WMMA_INLINE ts_uint ts_wmma_k0(ts_uint lane) {
+#if defined(__GFX12__)
+    return 8u * (lane / 16u);
+#else
+    (void)lane;
+    return 0u;
+#endif
+}
+
+// The row of D element i in this lane (its column is lane % 16).
+TS_WMMA_INLINE ts_uint ts_wmma_row(ts_uint lane, ts_uint i) {
+#if defined(__GFX12__)
+    return 8u * (lane / 16u) + i;
+#else
+    return 2u * i + lane / 16u;
+#endif
+}
+
+// d = a b + c.
+TS_WMMA_INLINE ts_wacc ts_wmma(ts_wfrag a, ts_wfrag b, ts_wacc c) {
+#if defined(__GFX12__)
+    return __builtin_amdgcn_wmma_f32_16x16x16_f16_w32_gfx12(a, b, c);
+#elif defined(__GFX11__)
+    return __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a, b, c);
+#else
+#define TS_WMMA_EMULATED 1
+    // gfx11's layout: this lane's element i is row r = 2i + h, column n, the sum over k of
+    // A[r][k] B[k][n]; row r of A is lane r's fragment (lanes 0..15), fetched a word at a time.
+    ts_uint lane = ts_wave_lane();
+    ts_uint8v aw = __builtin_bit_cast(ts_uint8v, a);
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        ts_uint r = 2u * (ts_uint)i + lane / 16u;
+        float s = c[i];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            ts_uint w = (ts_uint)__nvvm_shfl_sync_idx_i32(0xffffffffu, (int)aw[j], (int)r, 0x1f);
+            _Float16 lo = __builtin_bit_cast(_Float16, (unsigned short)(w & 0xffffu));
+            _Float16 hi = __builtin_bit_cast(_Float16, (unsigned short)(w >> 16));
+            s += (float)lo * (float)b[2 * j] + (float)hi * (float)b[2 * j + 1];
+        }
+        c[i] = s;
+    }
+    return c;
+#endif
+}
+#endif
