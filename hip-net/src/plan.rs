@@ -183,21 +183,21 @@ pub fn stream16_words(choice: std::result::Result<(), &str>) -> String {
 
 /// Threads of the fused block kernel: four warps, 16 tokens each.
 pub const BLOCK_MMA_THREADS: u32 = 128;
-/// tessel_linear_wmma's workgroup (kernels/linear_wmma.hip TS_WMMA_WAVES waves of 32) and the
-/// tokens it covers.
-pub const WMMA_THREADS: u32 = 128;
+/// The tokens a tessel_linear_wmma workgroup covers (kernels/linear_wmma.hip: TS_WMMA_WAVES waves
+/// of 16 tokens; its threads: `Matrix::wmma_threads`).
 pub const WMMA_TOKENS: u32 = 64;
 
 /// Which kernels a plan launches: the portable ones, the matrix-core ones (fused blocks), the
 /// sm_90a object's, whose blocks up to 48 channels read their weights as one core-matrix blob
 /// (`<block>.core`, weights.rs), or the portable ones with the linear layers on WMMA
-/// (tessel_linear_wmma: the portable kernel's arguments and weights).
+/// (tessel_linear_wmma: the portable kernel's arguments and weights) in workgroups of this many
+/// threads (four waves: 128 on RDNA and in the NVIDIA emulation, 256 on CDNA).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernels {
     Portable,
     MmaSync,
     Wgmma,
-    Wmma,
+    Wmma(u32),
 }
 
 impl Kernels {
@@ -212,7 +212,7 @@ impl From<tessel_kernels::Matrix> for Kernels {
         match m {
             tessel_kernels::Matrix::MmaSync => Kernels::MmaSync,
             tessel_kernels::Matrix::Wgmma => Kernels::Wgmma,
-            tessel_kernels::Matrix::Wmma | tessel_kernels::Matrix::WmmaEmulated => Kernels::Wmma,
+            m @ (tessel_kernels::Matrix::Wmma | tessel_kernels::Matrix::Mfma | tessel_kernels::Matrix::WmmaEmulated) => Kernels::Wmma(m.wmma_threads()),
         }
     }
 }
@@ -332,11 +332,13 @@ impl Builder<'_> {
         let label = prefix.to_string();
         // The expansion's rows are its input tokens; every other layer's, its output tokens.
         let cost = linear_cost(l, tokens as u64, self.cfg.pixel_embed as u64, head);
-        if self.kernels == Kernels::Wmma && tessel_kernels::wmma_linear_fits(l.inp as usize, l.out as usize) {
-            // Four waves of 16 tokens per workgroup, every output in one pass; the weights as stored.
-            let grid = ((tokens as u32).div_ceil(WMMA_TOKENS), 1, 1);
-            self.out.push(Launch { label, kernel: tessel_kernels::LINEAR_WMMA, grid, block: (WMMA_THREADS, 1, 1), args: Args::Linear(a), cost });
-            return;
+        if let Kernels::Wmma(threads) = self.kernels {
+            if tessel_kernels::wmma_linear_fits(l.inp as usize, l.out as usize) {
+                // Four waves of 16 tokens per workgroup, every output in one pass; the weights as stored.
+                let grid = ((tokens as u32).div_ceil(WMMA_TOKENS), 1, 1);
+                self.out.push(Launch { label, kernel: tessel_kernels::LINEAR_WMMA, grid, block: (threads, 1, 1), args: Args::Linear(a), cost });
+                return;
+            }
         }
         match tessel_kernels::linear_kernel(l.inp as usize, l.out as usize).filter(|_| self.kernels.fuses()) {
             // Four warps of 16 tokens per workgroup, every output in one pass; the weights in
@@ -629,7 +631,7 @@ mod tests {
         let g = TokenGrid::new(&cfg, 3840, 2160);
         let bufs = Buffers { tokens: 1, head: 2, x: vec![10, 11, 12], qkv: 20, attn: 21, hidden: 22 };
         let tensors = fake_tensors(&cfg);
-        let (portable, wmma) = (build(&cfg, &g, &bufs, &tensors, Kernels::Portable), build(&cfg, &g, &bufs, &tensors, Kernels::Wmma));
+        let (portable, wmma) = (build(&cfg, &g, &bufs, &tensors, Kernels::Portable), build(&cfg, &g, &bufs, &tensors, Kernels::Wmma(128)));
         assert_eq!(portable.len(), wmma.len(), "nothing fused");
         for (p, w) in portable.iter().zip(&wmma) {
             assert_eq!(p.label, w.label);
@@ -640,7 +642,7 @@ mod tests {
                     assert_eq!(w.kernel, tessel_kernels::LINEAR_WMMA, "{}", w.label);
                     assert_eq!(pa.w, wa.w, "{}: plain weights, not fragment order", w.label);
                     assert_eq!((pa.x, pa.y, pa.tokens, pa.inp, pa.out, pa.flags), (wa.x, wa.y, wa.tokens, wa.inp, wa.out, wa.flags));
-                    assert_eq!((w.grid, w.block), ((pa.tokens.div_ceil(WMMA_TOKENS), 1, 1), (WMMA_THREADS, 1, 1)));
+                    assert_eq!((w.grid, w.block), ((pa.tokens.div_ceil(WMMA_TOKENS), 1, 1), (128, 1, 1)));
                 }
                 (Args::Attention(..), Args::Attention(..)) => assert_eq!((p.kernel, p.grid), (w.kernel, w.grid)),
                 _ => panic!("{}: the two plans differ in kind", p.label),
@@ -648,7 +650,7 @@ mod tests {
         }
         // A layer wider than the kernel stages stays portable.
         let wide = NetworkConfig { channels: vec![32, 48, 160], ..cfg.clone() };
-        let plan = build(&wide, &TokenGrid::new(&wide, 640, 384), &bufs, &fake_tensors(&wide), Kernels::Wmma);
+        let plan = build(&wide, &TokenGrid::new(&wide, 640, 384), &bufs, &fake_tensors(&wide), Kernels::Wmma(256));
         let fc2 = plan.iter().find(|l| l.label == "mid.0.fc2").unwrap();
         assert_eq!(fc2.kernel, "tessel_linear", "320 inputs: over tessel_linear_wmma's 256");
     }

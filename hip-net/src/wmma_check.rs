@@ -13,7 +13,7 @@ use half::f16;
 use crate::buffer::DeviceBuffer;
 use crate::error::Result;
 use crate::module::Function;
-use crate::plan::{flags, LinearArgs, BLOCK_TOKENS, LINEAR_OUTS, WMMA_THREADS, WMMA_TOKENS};
+use crate::plan::{flags, LinearArgs, BLOCK_TOKENS, LINEAR_OUTS, WMMA_TOKENS};
 use crate::platform::Context;
 use crate::stream::Stream;
 
@@ -39,8 +39,9 @@ fn halves(n: usize, salt: u32, scale: f32, offset: f32) -> Vec<u8> {
     (0..n).flat_map(|i| f16::from_f32(offset + scale * pseudo(i, salt)).to_le_bytes()).collect()
 }
 
-/// Ok(worst relative difference) when the WMMA kernel agrees with the portable one, else why not.
-pub fn check(ctx: &Arc<Context>, stream: &Stream, functions: &HashMap<String, Function>) -> Result<std::result::Result<f32, String>> {
+/// Ok(worst relative difference) when the WMMA kernel, in workgroups of `threads`, agrees with the
+/// portable one, else why not.
+pub fn check(ctx: &Arc<Context>, stream: &Stream, functions: &HashMap<String, Function>, threads: u32) -> Result<std::result::Result<f32, String>> {
     let (Some(wmma), Some(portable)) = (functions.get(tessel_kernels::LINEAR_WMMA), functions.get("tessel_linear")) else {
         return Ok(Err(format!("{} or tessel_linear is missing from the code object", tessel_kernels::LINEAR_WMMA)));
     };
@@ -71,7 +72,7 @@ pub fn check(ctx: &Arc<Context>, stream: &Stream, functions: &HashMap<String, Fu
     };
     let runs = [
         (portable, ((TOKENS as u32).div_ceil(BLOCK_TOKENS), OUT as u32 / LINEAR_OUTS, 1), (BLOCK_TOKENS, 1, 1)),
-        (wmma, ((TOKENS as u32).div_ceil(WMMA_TOKENS), 1, 1), (WMMA_THREADS, 1, 1)),
+        (wmma, ((TOKENS as u32).div_ceil(WMMA_TOKENS), 1, 1), (threads, 1, 1)),
     ];
     let mut results = Vec::new();
     for ((f, grid, block), y) in runs.iter().zip(&outs) {

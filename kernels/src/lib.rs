@@ -149,8 +149,9 @@ pub fn linear_kernel(inp: usize, out: usize) -> Option<&'static str> {
     LINEAR_MMA.iter().find(|(k, _)| inp <= *k).map(|(_, n)| *n)
 }
 
-/// The linear layers on AMD matrix cores (kernels/linear_wmma.hip: WMMA on gfx11 and gfx12, the
-/// same source emulated on NVIDIA for the checks): the portable kernel's arguments and weights.
+/// The linear layers on AMD matrix cores (kernels/linear_wmma.hip: WMMA on gfx11 and gfx12, MFMA on
+/// gfx90a and gfx942, the same source emulated on NVIDIA for the checks): the portable kernel's
+/// arguments and weights.
 pub const LINEAR_WMMA: &str = "tessel_linear_wmma";
 /// The widest input tessel_linear_wmma stages (its shared memory is sized for it).
 pub const WMMA_MAX_IN: usize = 256;
@@ -161,11 +162,14 @@ pub fn wmma_linear_fits(inp: usize, out: usize) -> bool {
     inp > 0 && inp % 16 == 0 && inp <= WMMA_MAX_IN && out > 0 && out % 16 == 0
 }
 
-/// Whether a target's code object holds tessel_linear_wmma, and how it computes: natively on
-/// RDNA3 and RDNA4 (gfx11, gfx12), emulated by warp shuffles in NVIDIA PTX.
+/// Whether a target's code object holds tessel_linear_wmma, and how it computes: WMMA on RDNA3
+/// and RDNA4 (gfx11, gfx12), MFMA on CDNA2 and CDNA3 (gfx90a, gfx942), emulated by warp shuffles
+/// in NVIDIA PTX. RDNA2 (gfx1030) has no matrix cores.
 pub fn wmma_path(target: &str) -> Option<Matrix> {
     if target.starts_with("gfx11") || target.starts_with("gfx12") {
         Some(Matrix::Wmma)
+    } else if target == "gfx90a" || target == "gfx942" {
+        Some(Matrix::Mfma)
     } else if target.starts_with("sm_") {
         Some(Matrix::WmmaEmulated)
     } else {
@@ -189,6 +193,9 @@ pub enum Matrix {
     /// AMD `v_wmma_f32_16x16x16_f16` (gfx11, gfx12) for the linear layers, every other kernel the
     /// portable one: opt-in (`TESSEL_HIP_WMMA=1`) until it has run on AMD hardware.
     Wmma,
+    /// AMD `v_mfma_f32_16x16x16f16` (gfx90a, gfx942; waves of 64) for the linear layers, the
+    /// same kernel and terms as [`Matrix::Wmma`].
+    Mfma,
     /// The WMMA linear kernel with gfx11's layout emulated by warp shuffles (NVIDIA PTX): slow,
     /// for checking the kernel against the CPU reference where no AMD GPU is at hand.
     WmmaEmulated,
@@ -200,21 +207,30 @@ impl Matrix {
             Matrix::MmaSync => "mma.sync m16n8k16",
             Matrix::Wgmma => "wgmma (sm_90a) and mma.sync m16n8k16",
             Matrix::Wmma => "WMMA 16x16x16 (linear layers)",
+            Matrix::Mfma => "MFMA 16x16x16 (linear layers)",
             Matrix::WmmaEmulated => "WMMA 16x16x16 emulated by warp shuffles (linear layers; a check, not a fast path)",
         }
     }
 
     /// Whether the path fuses whole window blocks (the NVIDIA paths) or only moves the linear
-    /// layers onto matrix cores (WMMA).
+    /// layers onto matrix cores (WMMA, MFMA).
     pub fn fuses_blocks(self) -> bool {
         matches!(self, Matrix::MmaSync | Matrix::Wgmma)
+    }
+
+    /// Threads of a tessel_linear_wmma workgroup: four waves (of 64 on gfx9, else 32), 64 tokens.
+    pub fn wmma_threads(self) -> u32 {
+        if self == Matrix::Mfma {
+            256
+        } else {
+            128
+        }
     }
 }
 
 /// The matrix-core path a code object's target takes by default, if its kernels are written:
-/// NVIDIA sm_80 and later. AMD gfx11 and gfx12 hold the WMMA linear kernel ([`wmma_path`]),
-/// taken only on request until it has run on AMD hardware; MFMA (gfx9) kernels are not written:
-/// those targets run the portable kernels.
+/// NVIDIA sm_80 and later. AMD gfx11, gfx12, gfx90a and gfx942 hold the matrix-core linear kernel
+/// ([`wmma_path`]), taken only on request until it has run on AMD hardware.
 pub fn matrix_path(target: &str) -> Option<Matrix> {
     if target == "sm_90a" {
         return Some(Matrix::Wgmma);

@@ -90,13 +90,14 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
     assert_eq!(block_kernel(40, 80, BlockEnds::INNER), None, "not a multiple of 16");
     assert_eq!(block_kernel(144, 288, BlockEnds::INNER), None, "more than 8 heads");
     assert_eq!(block_kernel(32, 40, BlockEnds::INNER), None, "hidden not a multiple of 16");
-    // WMMA: the linear layers of RDNA3 and RDNA4, emulated in NVIDIA PTX; none on RDNA2 or CDNA.
+    // WMMA on RDNA3 and RDNA4, MFMA on CDNA2 and CDNA3, emulated in NVIDIA PTX; none on RDNA2.
     for t in ["gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201"] {
         assert_eq!(wmma_path(t), Some(Matrix::Wmma), "{t}");
     }
-    for t in ["gfx1030", "gfx90a", "gfx942"] {
-        assert_eq!(wmma_path(t), None, "{t}");
+    for t in ["gfx90a", "gfx942"] {
+        assert_eq!(wmma_path(t), Some(Matrix::Mfma), "{t}");
     }
+    assert_eq!(wmma_path("gfx1030"), None, "RDNA2 has no matrix cores");
     assert_eq!(wmma_path("sm_90a"), Some(Matrix::WmmaEmulated));
     assert!(wmma_linear_fits(128, 32) && wmma_linear_fits(192, 96) && wmma_linear_fits(256, 128));
     assert!(!wmma_linear_fits(384, 96) && !wmma_linear_fits(40, 96) && !wmma_linear_fits(32, 24), "inputs over 256, or not multiples of 16");
