@@ -15,13 +15,31 @@ FAMILIES = 7  # stripes, checker, lines, text, noise, sparkles, rings
 HAZARD_KINDS = ("light", "veil", "screen", "thin", "photo")
 
 
+def _i32(x):
+    """A 32-bit pattern as an int32 value (a Python int or an integer tensor, wrapped)."""
+    if torch.is_tensor(x):
+        return x if x.dtype == torch.int32 else x.to(torch.int32)
+    x &= M32
+    return x - (1 << 32) if x >= (1 << 31) else x
+
+
+def _srl(h, s):
+    """Logical right shift of int32 bit patterns."""
+    return (h >> s) & ((1 << (32 - s)) - 1)
+
+
 def hash2(a, b, seed):
-    h = ((a * 0x27D4EB2D) ^ (b * 0x165667B1) ^ seed) & M32
-    h = h ^ (h >> 15)
-    h = (h * 0x2C1B3C6D) & M32
-    h = h ^ (h >> 12)
-    h = (h * 0x297A2D39) & M32
-    return h ^ (h >> 15)
+    """A 32-bit integer hash of a, b and seed (integer tensors or ints; only their low 32 bits
+    count) -> int64 values in [0, 2^32). Computed in int32, whose products wrap modulo 2^32: the
+    same bits as the int64 arithmetic masked to 32 bits, at a fraction of its cost (64-bit
+    integer products are emulated on GPUs)."""
+    bh = _i32(b) * _i32(0x165667B1) if torch.is_tensor(b) else _i32(b * 0x165667B1)
+    h = (_i32(a) * _i32(0x27D4EB2D)) ^ bh ^ _i32(seed)
+    h = h ^ _srl(h, 15)
+    h = h * _i32(0x2C1B3C6D)
+    h = h ^ _srl(h, 12)
+    h = h * _i32(0x297A2D39)
+    return (h ^ _srl(h, 15)).to(torch.int64) & M32
 
 
 def unit(h, k):
