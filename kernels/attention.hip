@@ -2,18 +2,7 @@
 // (window, head), one thread per query token. Scores (q.k)/4 + rpb, softmax over the 64 keys in
 // two passes (maximum, then the weighted sum), f16 in and out, f32 inside; as
 // shaders/attention.comp.
-#include "tessel_gpu.h"
-
-struct AttentionArgs {
-    const ts_half* qkv;  // [tokens, 3c]
-    ts_half* out;        // [tokens, c]
-    const ts_half* rpb;  // [heads, 225]
-    ts_uint width;       // level grid, tokens
-    ts_uint height;
-    ts_uint shift_x;
-    ts_uint shift_y;
-    ts_uint c;
-};
+#include "tessel_attention.h"
 
 TS_KERNEL TS_BOUNDS(TS_WINDOW_TOKENS) void tessel_attention(AttentionArgs a) {
     TS_SHARED float ks[TS_WINDOW_TOKENS][TS_HEAD_DIM];

@@ -63,7 +63,7 @@ pub struct Network {
 
 /// The matrix-core path for a code object's target, or why the portable kernels run:
 /// `TESSEL_HIP_MATRIX=0` (the kill switch) or no matrix kernels for the target.
-/// `TESSEL_HIP_WMMA=1` asks for the matrix-core linear layers instead (AMD WMMA on gfx11 and
+/// `TESSEL_HIP_WMMA=1` asks for the matrix-core linear layers and attention instead (AMD WMMA on gfx11 and
 /// gfx12, MFMA on gfx90a and gfx942, emulated on NVIDIA): opt-in until they have run on AMD
 /// hardware, and checked at load (`Network::with_io`).
 pub fn matrix_choice(target: &str) -> std::result::Result<tessel_kernels::Matrix, String> {
@@ -75,7 +75,7 @@ pub fn matrix_choice(target: &str) -> std::result::Result<tessel_kernels::Matrix
     }
     tessel_kernels::matrix_path(target).ok_or_else(|| {
         if tessel_kernels::wmma_path(target).is_some() {
-            format!("not taken on {target}: its matrix-core linear layers have not run on AMD hardware yet (TESSEL_HIP_WMMA=1 takes them)")
+            format!("not taken on {target}: its matrix-core kernels have not run on AMD hardware yet (TESSEL_HIP_WMMA=1 takes them)")
         } else {
             format!("none written for {target}")
         }
@@ -104,7 +104,7 @@ impl Network {
         if let Ok(m @ (tessel_kernels::Matrix::Wmma | tessel_kernels::Matrix::Mfma | tessel_kernels::Matrix::WmmaEmulated)) = matrix {
             // Not yet run on AMD hardware: checked against the portable kernel before any frame.
             if let Err(why) = crate::wmma_check::check(ctx, &stream, &functions, m.wmma_threads())? {
-                matrix = Err(format!("matrix-core linear layers (TESSEL_HIP_WMMA=1) {why}; the portable kernels run"));
+                matrix = Err(format!("the AMD matrix-core kernels (TESSEL_HIP_WMMA=1) {why}; the portable kernels run"));
             }
         }
         let (blob, offsets) = crate::weights::device_blob(pkg);

@@ -514,7 +514,12 @@ impl Builder<'_> {
         let a = AttentionArgs { qkv, out: attn, rpb: self.t(&format!("{n}.rpb")), width: w as u32, height: h as u32, c: c as u32, ..Default::default() };
         let grid = ((t / WINDOW_TOKENS) as u32, (c / HEAD_DIM) as u32, 1);
         let cost = Cost { bytes: t as u64 * 4 * c as u64 * 2, flops: 2 * t as u64 * 2 * WINDOW_TOKENS as u64 * c as u64 };
-        self.out.push(Launch { label: format!("{n}.attention"), kernel: "tessel_attention", grid, block: (WINDOW_TOKENS as u32, 1, 1), args: Args::Attention(a, b.layer), cost });
+        // The matrix-core attention takes the same arguments and grid, four waves a workgroup.
+        let (kernel, block) = match self.kernels {
+            Kernels::Wmma(threads) => (tessel_kernels::ATTENTION_WMMA, threads),
+            _ => ("tessel_attention", WINDOW_TOKENS as u32),
+        };
+        self.out.push(Launch { label: format!("{n}.attention"), kernel, grid, block: (block, 1, 1), args: Args::Attention(a, b.layer), cost });
         self.linear(&lp, &format!("{n}.proj"), (attn, x), (t, w), None);
         self.linear(&l1, &format!("{n}.fc1"), (x, hid), (t, w), Some(&format!("{n}.norm2")));
         self.linear(&l2, &format!("{n}.fc2"), (hid, x), (t, w), None);
@@ -626,7 +631,7 @@ mod tests {
     }
 
     #[test]
-    fn a_wmma_plan_is_the_portable_plan_with_its_linear_layers_on_wmma() {
+    fn a_wmma_plan_is_the_portable_plan_on_matrix_cores() {
         let cfg = NetworkConfig { pixel_head: true, ..NetworkConfig::default() };
         let g = TokenGrid::new(&cfg, 3840, 2160);
         let bufs = Buffers { tokens: 1, head: 2, x: vec![10, 11, 12], qkv: 20, attn: 21, hidden: 22 };
@@ -644,7 +649,10 @@ mod tests {
                     assert_eq!((pa.x, pa.y, pa.tokens, pa.inp, pa.out, pa.flags), (wa.x, wa.y, wa.tokens, wa.inp, wa.out, wa.flags));
                     assert_eq!((w.grid, w.block), ((pa.tokens.div_ceil(WMMA_TOKENS), 1, 1), (128, 1, 1)));
                 }
-                (Args::Attention(..), Args::Attention(..)) => assert_eq!((p.kernel, p.grid), (w.kernel, w.grid)),
+                (Args::Attention(..), Args::Attention(..)) => {
+                    assert_eq!((p.kernel, w.kernel, w.block), ("tessel_attention", tessel_kernels::ATTENTION_WMMA, (128, 1, 1)));
+                    assert_eq!((p.grid, p.arg_bytes(3)), (w.grid, w.arg_bytes(3)), "{}: the same grid and arguments", w.label);
+                }
                 _ => panic!("{}: the two plans differ in kind", p.label),
             }
         }

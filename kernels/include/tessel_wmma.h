@@ -47,8 +47,13 @@ typedef ts_uint ts_uint8v __attribute__((ext_vector_type(8)));
 #endif
 typedef _Float16 ts_wfrag __attribute__((ext_vector_type(TS_WMMA_K)));
 typedef float ts_wacc __attribute__((ext_vector_type(TS_WMMA_D)));
-// An operand read from memory: 16-byte alignment is all a slice of a row guarantees.
+// An operand read from memory: a slice of a row starts at a multiple of its own size (8 bytes on
+// gfx9, 16 elsewhere; the 32 bytes of gfx11's are two slices of 16) and no more.
+#if TS_WMMA_K == 4
+typedef ts_wfrag ts_wfrag_mem __attribute__((aligned(8)));
+#else
 typedef ts_wfrag ts_wfrag_mem __attribute__((aligned(16)));
+#endif
 
 #if defined(__AMDGPU__)
 TS_WMMA_INLINE ts_uint ts_wave_lane() { return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }

@@ -153,6 +153,9 @@ pub fn linear_kernel(inp: usize, out: usize) -> Option<&'static str> {
 /// gfx90a and gfx942, the same source emulated on NVIDIA for the checks): the portable kernel's
 /// arguments and weights.
 pub const LINEAR_WMMA: &str = "tessel_linear_wmma";
+/// Window attention on the same matrix cores (kernels/attention_wmma.hip): the portable kernel's
+/// arguments and grid.
+pub const ATTENTION_WMMA: &str = "tessel_attention_wmma";
 /// The widest input tessel_linear_wmma stages (its shared memory is sized for it).
 pub const WMMA_MAX_IN: usize = 256;
 
@@ -190,8 +193,8 @@ pub enum Matrix {
     /// The same, and the fused blocks' weight products of widths up to 48 as sm_90a warpgroup
     /// products with the weights in shared memory (`wgmma.mma_async`; compute capability 9.0).
     Wgmma,
-    /// AMD `v_wmma_f32_16x16x16_f16` (gfx11, gfx12) for the linear layers, every other kernel the
-    /// portable one: opt-in (`TESSEL_HIP_WMMA=1`) until it has run on AMD hardware.
+    /// AMD `v_wmma_f32_16x16x16_f16` (gfx11, gfx12) for the linear layers and the attention, nothing
+    /// fused: opt-in (`TESSEL_HIP_WMMA=1`) until it has run on AMD hardware.
     Wmma,
     /// AMD `v_mfma_f32_16x16x16f16` (gfx90a, gfx942; waves of 64) for the linear layers, the
     /// same kernel and terms as [`Matrix::Wmma`].
@@ -206,14 +209,14 @@ impl Matrix {
         match self {
             Matrix::MmaSync => "mma.sync m16n8k16",
             Matrix::Wgmma => "wgmma (sm_90a) and mma.sync m16n8k16",
-            Matrix::Wmma => "WMMA 16x16x16 (linear layers)",
-            Matrix::Mfma => "MFMA 16x16x16 (linear layers)",
-            Matrix::WmmaEmulated => "WMMA 16x16x16 emulated by warp shuffles (linear layers; a check, not a fast path)",
+            Matrix::Wmma => "WMMA 16x16x16 (linear layers and attention)",
+            Matrix::Mfma => "MFMA 16x16x16 (linear layers and attention)",
+            Matrix::WmmaEmulated => "WMMA 16x16x16 emulated by warp shuffles (linear layers and attention; a check, not a fast path)",
         }
     }
 
-    /// Whether the path fuses whole window blocks (the NVIDIA paths) or only moves the linear
-    /// layers onto matrix cores (WMMA, MFMA).
+    /// Whether the path fuses whole window blocks (the NVIDIA paths) or runs the portable plan
+    /// with its linear layers and attention on matrix cores (WMMA, MFMA).
     pub fn fuses_blocks(self) -> bool {
         matches!(self, Matrix::MmaSync | Matrix::Wgmma)
     }
@@ -272,7 +275,7 @@ pub fn kernels_for(target: &str) -> Vec<&'static str> {
         out.extend(matrix_kernels());
     }
     if wmma_path(target).is_some() {
-        out.push(LINEAR_WMMA);
+        out.extend([LINEAR_WMMA, ATTENTION_WMMA]);
     }
     out
 }
@@ -315,7 +318,7 @@ pub fn expected_wavefront(target: &str) -> u32 {
 /// spills, wavefront.
 pub fn markdown_table() -> String {
     let mut s = String::from("| kernel | target | VGPRs | SGPRs | LDS bytes | scratch bytes | spills (VGPR/SGPR) | wavefront | max threads |\n|---|---|---|---|---|---|---|---|---|\n");
-    for name in KERNELS.iter().copied().chain(matrix_kernels()).chain([LINEAR_WMMA]) {
+    for name in KERNELS.iter().copied().chain(matrix_kernels()).chain([LINEAR_WMMA, ATTENTION_WMMA]) {
         for c in CODE_OBJECTS {
             if let Some(k) = c.kernels.iter().find(|k| k.name == name) {
                 let regs = |v: u32| if c.platform == Platform::Nvidia { "(JIT)".to_string() } else { v.to_string() };

@@ -206,8 +206,8 @@ pub fn open_backend(
                     Err(no) => no,
                 };
                 let why = match crate::cli::hip::matrix_for(&s, &pkg.config) {
-                    // Auto takes hip for fused blocks only: the WMMA linear layers (TESSEL_HIP_WMMA=1)
-                    // leave the attention portable and have not been timed against Vulkan's network.
+                    // Auto takes hip for fused blocks only: the AMD matrix-core kernels (TESSEL_HIP_WMMA=1)
+                    // fuse nothing and have not been timed against Vulkan's network.
                     Ok(m) if !m.fuses_blocks() => format!("auto -> (native kernels in Vulkan: {why}; hip: {} only, no fused blocks: --network hip runs it) ", m.describe()),
                     Ok(m) => match open_hip(&s, pkg, settings, capacity, output, &format!("auto -> (native kernels in Vulkan: {why}; hip: fused {} kernels, the faster network) ", m.describe())) {
                         Ok(b) => return Ok(b),

@@ -28,7 +28,7 @@ pub fn info(model: Option<&Path>) -> Result<()> {
     let matrix: Vec<String> = tessel_kernels::CODE_OBJECTS.iter().filter_map(|c| tessel_kernels::matrix_path(c.target).map(|m| format!("{} ({})", c.target, m.describe()))).collect();
     let amd = |kind: tessel_kernels::Matrix| tessel_kernels::CODE_OBJECTS.iter().filter(|c| tessel_kernels::wmma_path(c.target) == Some(kind)).map(|c| c.target).collect::<Vec<_>>().join(", ");
     say!(
-        "hip kernels: {} code objects ({}); fused matrix-core kernels in {}; matrix-core linear layers (not yet run on AMD hardware: TESSEL_HIP_WMMA=1) as WMMA in {} and MFMA in {}; portable kernels only elsewhere",
+        "hip kernels: {} code objects ({}); fused matrix-core kernels in {}; matrix-core linear layers and attention (not yet run on AMD hardware: TESSEL_HIP_WMMA=1) as WMMA in {} and MFMA in {}; portable kernels only elsewhere",
         tessel_kernels::CODE_OBJECTS.len(),
         tessel_kernels::CODE_OBJECTS.iter().map(|c| c.target).collect::<Vec<_>>().join(", "),
         matrix.join(", "),
