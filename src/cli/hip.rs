@@ -44,7 +44,7 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
             format!("native kernels, fused blocks on {} (sm_90a {why})", tessel_kernels::Matrix::MmaSync.describe())
         }
         Ok(m) if m.fuses_blocks() => format!("native kernels, fused blocks on {}", m.describe()),
-        Ok(m) => format!("native kernels, {}, the rest portable", m.describe()),
+        Ok(m) => format!("native kernels on {}, nothing fused", m.describe()),
         Err(why) => format!("native portable kernels, matrix cores {why}"),
     };
     let kernels = format!("{kernels}, {}, {}", hip_net::plan::stream16_words(split.net.stream16()), hip_net::plan::pull_words(split.net.pulls()));
