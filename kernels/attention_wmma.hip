@@ -35,8 +35,9 @@ TS_WMMA_INLINE float att_row_sum(float v) {
 }
 
 TS_KERNEL TS_BOUNDS(TS_WMMA_WAVE * TS_ATT_WAVES) void tessel_attention_wmma(AttentionArgs a) {
-    TS_SHARED ts_half vt[TS_HEAD_DIM][TS_ATT_ROW];                 // V transposed: [dim][key]
-    TS_SHARED ts_half p[TS_ATT_WAVES][16][TS_ATT_ROW];             // softmax weights: [query][key]
+    // Operands are read 16 bytes at a time from both.
+    TS_SHARED ts_half vt[TS_HEAD_DIM][TS_ATT_ROW] __attribute__((aligned(16)));      // V transposed: [dim][key]
+    TS_SHARED ts_half p[TS_ATT_WAVES][16][TS_ATT_ROW] __attribute__((aligned(16)));  // softmax weights: [query][key]
     TS_SHARED float bias[TS_RPB_ENTRIES];
     ts_uint lane = ts_wave_lane(), wave = ts_thread_x() / TS_WMMA_WAVE, n = lane % 16u;
     ts_uint win = ts_block_x(), h = ts_block_y();
