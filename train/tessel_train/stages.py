@@ -174,16 +174,14 @@ def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
     valid = (1.0 - outside).clamp(0.0, 1.0) * ok
     reexpose = lambda h: tonemap(untonemap(h) * (p["exposure"] / hist["exposure"])) if hist["exposure"] != p["exposure"] else h
     hc = reexpose(sample_keys(hist["color"], px, py, history_a).clamp(0.0, Y_MAX))
-    extra = {}
-    if DILATE_CHOICE:
-        md = dilated_motion(nears, mots)
-        qx, qy = (xs.view(1, 1, W) + 0.5) + md[:, 0], (ys.view(1, H, 1) + 0.5) + md[:, 1]
-        extra["hist_dilated"] = reexpose(sample_keys(hist["color"], qx, qy, history_a).clamp(0.0, Y_MAX))
     prev_near = sample_bilinear(hist["near"], px, py)[:, 0]
     memory = sample_bilinear(hist["memory"], px, py)
     count = sample_bilinear(hist["count"], px, py)[:, 0]
-    return dict(offset=offset, d2=d2, c=cols, near=nears, motion=mots, prev=torch.stack([px, py], 1),
-                hist=hc, valid=valid, prev_near=prev_near, memory=memory, count=count, **extra)
+    ctx = dict(offset=offset, d2=d2, c=cols, near=nears, motion=mots, prev=torch.stack([px, py], 1),
+               hist=hc, valid=valid, prev_near=prev_near, memory=memory, count=count)
+    if DILATE_CHOICE:
+        ctx["hist_dilated"] = dilated_history(ctx, hist, p, history_a)
+    return ctx
 
 
 def features(ctx):
@@ -241,7 +239,7 @@ def decode(h, layout="rgb"):
 
 def dilated_history(ctx, hist, p, history_a):
     """The history colour at the nearest surface's motion in the 3x3 (dilated_motion), resampled and
-    re-exposed as the contract's history is: what a layout's choice channel mixes in."""
+    re-exposed as the contract's history is: what DILATE_CHOICE and a layout's choice channel mix in."""
     md = dilated_motion(ctx["near"], ctx["motion"])
     H, W = hist["color"].shape[-2:]
     xs = torch.arange(W, device=md.device, dtype=torch.float32).view(1, 1, W)
