@@ -9,12 +9,7 @@ TS_KERNEL TS_BOUNDS(TS_WINDOW_TOKENS) void tessel_attention(AttentionArgs a) {
     TS_SHARED float vs[TS_WINDOW_TOKENS][TS_HEAD_DIM];
     TS_SHARED float bias[TS_RPB_ENTRIES];
     ts_uint i = ts_thread_x(), win = ts_block_x(), h = ts_block_y();
-    ts_uint wins_x = a.width / TS_WINDOW;
-    ts_uint wx = win % wins_x, wy = win / wins_x;
-    ts_uint ix = i % TS_WINDOW, iy = i / TS_WINDOW;
-    ts_uint x = (wx * TS_WINDOW + ix + a.width - a.shift_x % a.width) % a.width;
-    ts_uint y = (wy * TS_WINDOW + iy + a.height - a.shift_y % a.height) % a.height;
-    ts_uint t = y * a.width + x;
+    ts_uint t = att_token(a, win, i);
     ts_uint base = t * 3 * a.c + h * TS_HEAD_DIM;
     float q[TS_HEAD_DIM];
     for (int d = 0; d < TS_HEAD_DIM; d++) {
@@ -28,16 +23,14 @@ TS_KERNEL TS_BOUNDS(TS_WINDOW_TOKENS) void tessel_attention(AttentionArgs a) {
     for (ts_uint j = 0; j < TS_WINDOW_TOKENS; j++) {
         float dot = 0.0f;
         for (int d = 0; d < TS_HEAD_DIM; d++) dot += q[d] * ks[j][d];
-        ts_uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
-        m = ts_max(m, dot * 0.25f + bias[(iy + 7 - jy) * 15 + (ix + 7 - jx)]);
+        m = ts_max(m, dot * 0.25f + bias[att_bias_index(i, j)]);
     }
     float sum = 0.0f, o[TS_HEAD_DIM];
     for (int d = 0; d < TS_HEAD_DIM; d++) o[d] = 0.0f;
     for (ts_uint j = 0; j < TS_WINDOW_TOKENS; j++) {
         float dot = 0.0f;
         for (int d = 0; d < TS_HEAD_DIM; d++) dot += q[d] * ks[j][d];
-        ts_uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
-        float e = ts_exp(dot * 0.25f + bias[(iy + 7 - jy) * 15 + (ix + 7 - jx)] - m);
+        float e = ts_exp(dot * 0.25f + bias[att_bias_index(i, j)] - m);
         sum += e;
         for (int d = 0; d < TS_HEAD_DIM; d++) o[d] += e * vs[j][d];
     }

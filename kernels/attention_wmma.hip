@@ -15,15 +15,6 @@
 // Padded rows (halves): 64 keys + 8, so that rows start 16 bytes apart in the banks.
 #define TS_ATT_ROW (TS_WINDOW_TOKENS + 8)
 
-// The token of in-window position i of window `win` under the layer's shift (as attention.hip).
-TS_DEVICE ts_uint att_token(const AttentionArgs& a, ts_uint win, ts_uint i) {
-    ts_uint wins_x = a.width / TS_WINDOW;
-    ts_uint wx = win % wins_x, wy = win / wins_x;
-    ts_uint x = (wx * TS_WINDOW + i % TS_WINDOW + a.width - a.shift_x % a.width) % a.width;
-    ts_uint y = (wy * TS_WINDOW + i / TS_WINDOW + a.height - a.shift_y % a.height) % a.height;
-    return y * a.width + x;
-}
-
 // The sum and the maximum over the 16 lanes of one column group (the lanes holding one D row).
 TS_WMMA_INLINE float att_row_max(float v) {
     for (ts_uint m = 1; m < 16; m <<= 1) v = ts_max(v, ts_wave_xor(v, m));
@@ -39,7 +30,7 @@ TS_KERNEL TS_BOUNDS(TS_WMMA_WAVE * TS_ATT_WAVES) void tessel_attention_wmma(Atte
     TS_SHARED ts_half vt[TS_HEAD_DIM][TS_ATT_ROW] __attribute__((aligned(16)));      // V transposed: [dim][key]
     TS_SHARED ts_half p[TS_ATT_WAVES][16][TS_ATT_ROW] __attribute__((aligned(16)));  // softmax weights: [query][key]
     TS_SHARED float bias[TS_RPB_ENTRIES];
-    ts_uint lane = ts_wave_lane(), wave = ts_thread_x() / TS_WMMA_WAVE, n = lane % 16u;
+    ts_uint lane = ts_lane(), wave = ts_thread_x() / TS_WMMA_WAVE, n = lane % 16u;
     ts_uint win = ts_block_x(), h = ts_block_y();
     ts_uint stride = 3 * a.c, hc = h * TS_HEAD_DIM;
     for (ts_uint e = ts_thread_x(); e < TS_RPB_ENTRIES; e += TS_WMMA_WAVE * TS_ATT_WAVES) bias[e] = (float)a.rpb[h * TS_RPB_ENTRIES + e];
@@ -61,12 +52,11 @@ TS_KERNEL TS_BOUNDS(TS_WMMA_WAVE * TS_ATT_WAVES) void tessel_attention_wmma(Atte
     float inv[TS_WMMA_D];
 #pragma unroll
     for (int i = 0; i < TS_WMMA_D; i++) {
-        ts_uint qi = q0 + ts_wmma_row(lane, (ts_uint)i), qx = qi % TS_WINDOW, qy = qi / TS_WINDOW;
+        ts_uint qi = q0 + ts_wmma_row(lane, (ts_uint)i);
         float m = -3.4e38f;
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            ts_uint kj = 16u * j + n, kx = kj % TS_WINDOW, ky = kj / TS_WINDOW;
-            s[j][i] = s[j][i] * 0.25f + bias[(qy + 7 - ky) * 15 + (qx + 7 - kx)];
+            s[j][i] = s[j][i] * 0.25f + bias[att_bias_index(qi, 16u * j + n)];
             m = ts_max(m, s[j][i]);
         }
         m = att_row_max(m);

@@ -20,7 +20,7 @@
 
 TS_KERNEL TS_BOUNDS(TS_WMMA_WAVE * TS_WMMA_WAVES) void tessel_linear_wmma(LinearArgs a) {
     TS_SHARED ts_half rows[TS_WMMA_WAVES][16][TS_WMMA_ROW] __attribute__((aligned(16)));  // operands are read 16 bytes at a time
-    ts_uint lane = ts_wave_lane(), wave = ts_thread_x() / TS_WMMA_WAVE;
+    ts_uint lane = ts_lane(), wave = ts_thread_x() / TS_WMMA_WAVE;
     ts_uint n = lane % 16u, h = lane / 16u;
     ts_uint row0 = (ts_block_x() * TS_WMMA_WAVES + wave) * 16u;
     ts_uint mode = (a.flags >> TS_MODE_SHIFT) & 3u;

@@ -101,8 +101,9 @@ impl Network {
         let (module, fns, target) = load_model_kernels(ctx, cfg)?;
         let functions: HashMap<String, Function> = fns.into_iter().map(|f| (f.name().to_string(), f)).collect();
         let mut matrix = matrix_choice(target);
-        if let Ok(m @ (tessel_kernels::Matrix::Wmma | tessel_kernels::Matrix::Mfma | tessel_kernels::Matrix::WmmaEmulated)) = matrix {
-            // Not yet run on AMD hardware: checked against the portable kernel before any frame.
+        if let Some(m) = matrix.as_ref().ok().copied().filter(|m| !m.fuses_blocks()) {
+            // The AMD matrix-core path, not yet run on AMD hardware: checked against the portable
+            // kernels before any frame.
             if let Err(why) = crate::wmma_check::check(ctx, &stream, &functions, m.wmma_threads())? {
                 matrix = Err(format!("the AMD matrix-core kernels (TESSEL_HIP_WMMA=1) {why}; the portable kernels run"));
             }

@@ -18,6 +18,8 @@ typedef unsigned int ts_uint;
 TS_DEVICE ts_uint ts_thread_x() { return __builtin_amdgcn_workitem_id_x(); }
 TS_DEVICE ts_uint ts_block_x() { return __builtin_amdgcn_workgroup_id_x(); }
 TS_DEVICE ts_uint ts_block_y() { return __builtin_amdgcn_workgroup_id_y(); }
+// This thread's lane in its wave (32 or 64 lanes).
+TS_DEVICE ts_uint ts_lane() { return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }
 TS_DEVICE void ts_sync() {
     __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
     __builtin_amdgcn_s_barrier();
@@ -36,6 +38,8 @@ TS_DEVICE float ts_rsqrt(float x) { return __builtin_amdgcn_rsqf(x); }
 TS_DEVICE ts_uint ts_thread_x() { return __nvvm_read_ptx_sreg_tid_x(); }
 TS_DEVICE ts_uint ts_block_x() { return __nvvm_read_ptx_sreg_ctaid_x(); }
 TS_DEVICE ts_uint ts_block_y() { return __nvvm_read_ptx_sreg_ctaid_y(); }
+// This thread's lane in its warp.
+TS_DEVICE ts_uint ts_lane() { return __nvvm_read_ptx_sreg_laneid(); }
 TS_DEVICE void ts_sync() { __syncthreads(); }
 #define TS_LOG2E 1.4426950408889634f
 // The flush-to-zero forms: one MUFU instruction each. Without .ftz the JIT wraps every one in a

@@ -22,8 +22,6 @@
 typedef _Float16 ts_half2 __attribute__((ext_vector_type(2)));
 typedef float ts_float2 __attribute__((ext_vector_type(2)));
 
-TS_DEVICE ts_uint ts_lane() { return __nvvm_read_ptx_sreg_laneid(); }
-
 // Two floats rounded to f16 and packed (lo in the low half): one cvt.rn.f16x2.f32 (sm_80),
 // the first operand going to the high half.
 TS_DEVICE ts_uint ts_pack(float lo, float hi) {

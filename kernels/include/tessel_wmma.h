@@ -56,13 +56,11 @@ typedef ts_wfrag ts_wfrag_mem __attribute__((aligned(16)));
 #endif
 
 #if defined(__AMDGPU__)
-TS_WMMA_INLINE ts_uint ts_wave_lane() { return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }
 // The value of lane ^ m.
 TS_WMMA_INLINE float ts_wave_xor(float v, ts_uint m) {
-    return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((int)((ts_wave_lane() ^ m) << 2), __builtin_bit_cast(int, v)));
+    return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((int)((ts_lane() ^ m) << 2), __builtin_bit_cast(int, v)));
 }
 #else
-TS_WMMA_INLINE ts_uint ts_wave_lane() { return __nvvm_read_ptx_sreg_laneid(); }
 TS_WMMA_INLINE float ts_wave_xor(float v, ts_uint m) { return __nvvm_shfl_sync_bfly_f32(0xffffffffu, v, (int)m, 0x1f); }
 #endif
 // The sum of v over the lanes that hold the same row n (2 in a wave of 32, 4 in one of 64).
@@ -109,7 +107,7 @@ TS_WMMA_INLINE ts_wacc ts_wmma(ts_wfrag a, ts_wfrag b, ts_wacc c) {
 #define TS_WMMA_EMULATED 1
     // gfx11's layout: this lane's element i is row r = 2i + h, column n, the sum over k of
     // A[r][k] B[k][n]; row r of A is lane r's fragment (lanes 0..15), fetched a word at a time.
-    ts_uint lane = ts_wave_lane();
+    ts_uint lane = ts_lane();
     ts_uint8v aw = __builtin_bit_cast(ts_uint8v, a);
 #pragma unroll
     for (int i = 0; i < 8; i++) {

@@ -156,6 +156,8 @@ pub const LINEAR_WMMA: &str = "tessel_linear_wmma";
 /// Window attention on the same matrix cores (kernels/attention_wmma.hip): the portable kernel's
 /// arguments and grid.
 pub const ATTENTION_WMMA: &str = "tessel_attention_wmma";
+/// The kernels of the AMD matrix-core path ([`wmma_path`]): every object of such a target holds both.
+pub const WMMA_KERNELS: &[&str] = &[LINEAR_WMMA, ATTENTION_WMMA];
 /// The widest input tessel_linear_wmma stages (its shared memory is sized for it).
 pub const WMMA_MAX_IN: usize = 256;
 
@@ -275,7 +277,7 @@ pub fn kernels_for(target: &str) -> Vec<&'static str> {
         out.extend(matrix_kernels());
     }
     if wmma_path(target).is_some() {
-        out.extend([LINEAR_WMMA, ATTENTION_WMMA]);
+        out.extend(WMMA_KERNELS);
     }
     out
 }
@@ -318,7 +320,7 @@ pub fn expected_wavefront(target: &str) -> u32 {
 /// spills, wavefront.
 pub fn markdown_table() -> String {
     let mut s = String::from("| kernel | target | VGPRs | SGPRs | LDS bytes | scratch bytes | spills (VGPR/SGPR) | wavefront | max threads |\n|---|---|---|---|---|---|---|---|---|\n");
-    for name in KERNELS.iter().copied().chain(matrix_kernels()).chain([LINEAR_WMMA, ATTENTION_WMMA]) {
+    for name in KERNELS.iter().copied().chain(matrix_kernels()).chain(WMMA_KERNELS.iter().copied()) {
         for c in CODE_OBJECTS {
             if let Some(k) = c.kernels.iter().find(|k| k.name == name) {
                 let regs = |v: u32| if c.platform == Platform::Nvidia { "(JIT)".to_string() } else { v.to_string() };

@@ -1,7 +1,7 @@
 //! Static checks of every embedded code object (no GPU needed): completeness, wavefront size,
 //! shared memory within the target's limit, no scratch or spills, and docs/KERNELS.md current.
 
-use tessel_kernels::{block_kernel, linear_kernel, wmma_linear_fits, wmma_path, ATTENTION_WMMA, LINEAR_WMMA, BlockEnds, code_object, expected_wavefront, kernels_for, lds_limit, markdown_table, matrix_path, ptx_for, ptx_wgmma_for, wgmma_fits, Matrix, Platform, BLOCK_MMA, CODE_OBJECTS, KERNELS};
+use tessel_kernels::{block_kernel, linear_kernel, wmma_linear_fits, wmma_path, WMMA_KERNELS, BlockEnds, code_object, expected_wavefront, kernels_for, lds_limit, markdown_table, matrix_path, ptx_for, ptx_wgmma_for, wgmma_fits, Matrix, Platform, BLOCK_MMA, CODE_OBJECTS, KERNELS};
 
 const AMD: &[&str] = &["gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201", "gfx90a", "gfx942"];
 
@@ -16,10 +16,10 @@ fn every_target_is_built_and_holds_every_kernel() {
         // A target without matrix kernels holds none (hip-net would not look for them); one
         // without WMMA does not hold the WMMA linear kernel.
         if matrix_path(t).is_none() {
-            assert!(c.kernels.iter().all(|i| KERNELS.contains(&i.name) || [LINEAR_WMMA, ATTENTION_WMMA].contains(&i.name)), "{t}: unexpected kernels");
+            assert!(c.kernels.iter().all(|i| KERNELS.contains(&i.name) || WMMA_KERNELS.contains(&i.name)), "{t}: unexpected kernels");
         }
-        for k in [LINEAR_WMMA, ATTENTION_WMMA] {
-            assert_eq!(c.kernels.iter().any(|i| i.name == k), wmma_path(t).is_some(), "{t}: {k}");
+        for k in WMMA_KERNELS {
+            assert_eq!(c.kernels.iter().any(|i| i.name == *k), wmma_path(t).is_some(), "{t}: {k}");
         }
         match c.platform {
             Platform::Amd => assert_eq!(&c.bytes[..4], b"\x7fELF", "{t}: not an ELF code object"),
