@@ -85,7 +85,7 @@ run $B/gpu --test-threads=1 --nocapture
 run $B/network_gpu --test-threads=1 --nocapture
 step "native network, portable kernels (TESSEL_HIP_MATRIX=0)"
 TESSEL_HIP_MATRIX=0 run $B/network_gpu --test-threads=1 --nocapture
-step "native network, the AMD WMMA linear kernel emulated in PTX (TESSEL_HIP_WMMA=1: its load check, then the CPU reference)"
+step "native network, the AMD matrix-core linear and attention kernels emulated in PTX (TESSEL_HIP_WMMA=1: its load check, then the CPU reference)"
 TESSEL_HIP_WMMA=1 run $B/network_gpu --test-threads=1 --nocapture
 step "native network, level 0's stream in f32 (TESSEL_HIP_STREAM16=0, the kill switch)"
 TESSEL_HIP_STREAM16=0 run $B/network_gpu --test-threads=1 --nocapture

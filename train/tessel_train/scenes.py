@@ -56,31 +56,35 @@ def value_noise(x, y, seed):
     sx, sy = fx * fx * (3 - 2 * fx), fy * fy * (3 - 2 * fy)
     ix, iy = fx0.long(), fy0.long()
     v = lambda dx, dy: unit(hash2(ix + dx, iy + dy, seed), 0)
-    top = v(0, 0) + (v(1, 0) - v(0, 0)) * sx
-    bot = v(0, 1) + (v(1, 1) - v(0, 1)) * sx
+    v00, v01 = v(0, 0), v(0, 1)
+    top = v00 + (v(1, 0) - v00) * sx
+    bot = v01 + (v(1, 1) - v01) * sx
     return top + (bot - top) * sy
 
 
-def material(fam, h, x, y):
-    """fam, h: [...] long; x, y: [...] float (local units) -> [..., 3] linear colour."""
-    a, b = colour(h, 1), colour(h, 11)
-    u = lambda k: unit(h, 20 + k)
-    sel = lambda m, p, q: torch.where(m.unsqueeze(-1), p, q)
-    out = torch.zeros(*x.shape, 3, device=x.device)
-    # 0 stripes
+# The seven families, each a function of one family's points (h: [M] long, x, y: [M] float;
+# a, b its two colours; u(k) its k-th parameter) -> [M, 3] linear colour.
+def _stripes(h, x, y, a, b, u):
     per, ang = 1.1 + 3.2 * u(0), math.pi * u(1)
     s = torch.remainder((x * torch.cos(ang) + y * torch.sin(ang)) / per, 1.0) < 0.5
-    out = torch.where((fam == 0).unsqueeze(-1), sel(s, a, b), out)
-    # 1 checker
+    return torch.where(s.unsqueeze(-1), a, b)
+
+
+def _checker(h, x, y, a, b, u):
     size = 0.8 + 4.5 * u(0) * u(1)
     s = torch.remainder(torch.floor(x / size) + torch.floor(y / size), 2.0) < 0.5
-    out = torch.where((fam == 1).unsqueeze(-1), sel(s, a, b), out)
-    # 2 thin lines
+    return torch.where(s.unsqueeze(-1), a, b)
+
+
+def _lines(h, x, y, a, b, u):
     sp, wd = 4.0 + 12.0 * u(0), 0.2 + 0.5 * u(1)
     s = (torch.remainder(x, sp) < wd) | (torch.remainder(y, sp) < wd)
     line = a * 0.4 + 0.55 * (0.3 + 1.7 * u(2)).unsqueeze(-1)  # some lines are HDR-bright
-    out = torch.where((fam == 2).unsqueeze(-1), sel(s, line, b * 0.5), out)
-    # 3 glyphs: 5x7 bitmaps in 6x9 cells
+    return torch.where(s.unsqueeze(-1), line, b * 0.5)
+
+
+def _glyphs(h, x, y, a, b, u):
+    """5x7 bitmaps in 6x9 cells."""
     sc = 0.6 + 1.0 * u(0)
     gu, gv = x / sc, y / sc
     cx, cy = torch.floor(gu / 6), torch.floor(gv / 9)
@@ -89,12 +93,17 @@ def material(fam, h, x, y):
     col = torch.minimum(px, 4 - px).clamp(min=0)
     bit = (hash2(cx.long() * 31, cy.long(), h ^ 0xABCD) >> ((py.clamp(min=0) * 3 + col) % 32)) & 1
     ink = (gh % 6 != 0) & (px >= 0) & (px < 5) & (py >= 0) & (py < 7) & (bit == 1)
-    out = torch.where((fam == 3).unsqueeze(-1), sel(ink, a * 0.2, b * 0.4 + 0.5), out)
-    # 4 noise
+    return torch.where(ink.unsqueeze(-1), a * 0.2, b * 0.4 + 0.5)
+
+
+def _noise(h, x, y, a, b, u):
     ns = 2.5 + 22.0 * u(0)
     n = 0.65 * value_noise(x / ns, y / ns, h) + 0.35 * value_noise(2.03 * x / ns + 17, 2.03 * y / ns - 9, h ^ 0x5BD1)
-    out = torch.where((fam == 4).unsqueeze(-1), a + (b - a) * n.unsqueeze(-1), out)
-    # 5 sparkles: dark base, small HDR discs
+    return a + (b - a) * n.unsqueeze(-1)
+
+
+def _sparkles(h, x, y, a, b, u):
+    """A dark base with small HDR discs."""
     cell, rad, peak = 5.0 + 11.0 * u(0), 0.5 + 1.4 * u(1), 4.0 + 60.0 * u(2)
     qx, qy = torch.floor(x / cell), torch.floor(y / cell)
     sh = hash2(qx.long(), qy.long(), h)
@@ -103,11 +112,34 @@ def material(fam, h, x, y):
     on = ((x - ox) ** 2 + (y - oy) ** 2 < rad * rad) & (sh % 3 != 0)
     spark = (peak * (0.2 + 0.8 * unit(sh, 3))).unsqueeze(-1) * (0.5 + colour(sh, 4))
     base = a * 0.1 * (0.5 + value_noise(x / 24, y / 24, h)).unsqueeze(-1)
-    out = torch.where((fam == 5).unsqueeze(-1), sel(on, spark, base), out)
-    # 6 rings
+    return torch.where(on.unsqueeze(-1), spark, base)
+
+
+def _rings(h, x, y, a, b, u):
     rp = 1.4 + 2.6 * u(0)
     s = torch.remainder(torch.sqrt(x * x + y * y) / rp, 1.0) < 0.5
-    out = torch.where((fam == 6).unsqueeze(-1), sel(s, a, b), out)
+    return torch.where(s.unsqueeze(-1), a, b)
+
+
+FAMILY_FNS = (_stripes, _checker, _lines, _glyphs, _noise, _sparkles, _rings)
+assert len(FAMILY_FNS) == FAMILIES
+
+
+def material(fam, h, x, y, cull=True):
+    """fam, h: [...] long; x, y: [...] float (local units) -> [..., 3] linear colour. Each family
+    is evaluated only at its own points (elementwise, so the values are those of evaluating every
+    family everywhere and selecting, bit for bit, at a seventh of the work); cull=False does the
+    latter (train/check_hazards.py compares the two)."""
+    out = torch.zeros(*x.shape, 3, device=x.device)
+    for k, fn in enumerate(FAMILY_FNS):
+        sel = (fam == k).nonzero(as_tuple=True) if cull else (slice(None),)
+        if cull and sel[0].numel() == 0:
+            continue
+        hk, xk, yk = h[sel], x[sel], y[sel]
+        params = {}
+        u = lambda i: params[i] if i in params else params.setdefault(i, unit(hk, 20 + i))
+        val = fn(hk, xk, yk, colour(hk, 1), colour(hk, 11), u)
+        out = out.index_put(sel, val) if cull else torch.where((fam == k).unsqueeze(-1), val, out)
     return out
 
 
@@ -146,6 +178,11 @@ def photo_material(h, x, y):
 
 class SceneBatch:
     """S independent sequences, evaluated together. All parameters come from one seed."""
+
+    # Evaluate objects, materials, the light and the layers only where they can show (the same
+    # values bit for bit, several times faster); False evaluates each everywhere and selects, the
+    # straightforward form that train/check_hazards.py compares the culled one with.
+    cull = True
 
     def __init__(self, S, seed, device, out_size=(128, 128), objects=10, hazards=0.0, hazard_kinds=HAZARD_KINDS):
         g = torch.Generator().manual_seed(seed)
@@ -258,43 +295,68 @@ class SceneBatch:
         self.hz_photo = r(S) < frac
         self.photo_obj = r(S, K) < 0.5
 
-    def _thin_shape(self, o, ox, oy, shape):
-        """Object slot o's shape where it is a thin object: a wire along its local x, or a fence of
-        bars; returns the shape and where the slot is thin ([S, N] each)."""
-        thin = self.hz_thin[:, o, None].expand_as(shape)
-        bar, ln = self.thin_bar[:, o, None], self.thin_len[:, o, None]
+    def _thin_shape(self, at, ox, oy, shape):
+        """An object slot's shape where it is a thin object: a wire along its local x, or a fence of
+        bars; returns the shape and where the slot is thin (each like ox). at(param) gives the
+        slot's parameter at each point."""
+        thin = at(self.hz_thin)
+        bar, ln = at(self.thin_bar), at(self.thin_len)
         wire = (ox.abs() < ln) & (oy.abs() < bar / 2)
-        hw, hh, sp = 0.6 * ln, 0.4 * ln, self.thin_spacing[:, o, None]
+        hw, hh, sp = 0.6 * ln, 0.4 * ln, at(self.thin_spacing)
         grid = (torch.remainder(ox + hw, sp) < bar) | (torch.remainder(oy + hh, sp) < bar)
         fence = (ox.abs() < hw) & (oy.abs() < hh) & grid
-        return torch.where(thin, torch.where(self.thin_fence[:, o, None], fence, wire), shape), thin
+        return torch.where(thin, torch.where(at(self.thin_fence), fence, wire), shape), thin
+
+    def _bound(self):
+        """[S,K]: a radius around each object slot's centre (world units) outside which no point
+        is inside it: a rectangle's corner (a disc's radius is smaller), a thin slot's wire or
+        fence corner, with a margin for rounding. Inactive slots have size 0 (but may be thin)."""
+        r = self.obj_size * torch.sqrt(1 + self.obj_aspect**2)
+        if self.hazards > 0:
+            r = torch.where(self.hz_thin, torch.maximum(r, torch.sqrt(self.thin_len**2 + self.thin_bar**2)), r)
+        return r * 1.001 + 1e-3
 
     def _shade(self, color, w, t):
-        """The light and the layers over the opaque colour [S,N,3] at world points w [S,N,2]."""
+        """The light and the layers over the opaque colour [S,N,3] at world points w [S,N,2].
+        Each is evaluated only in the sequences that have it (elementwise, and where a sequence
+        has no layers their zero cover leaves its finite colour exactly as it was), so the values
+        are those of evaluating both over every sequence, bit for bit."""
         smooth = lambda a, b, x: ((x - a) / (b - a)).clamp(0, 1) ** 2 * (3 - 2 * ((x - a) / (b - a)).clamp(0, 1))
+        color = color.clone()
         pos, _ = self._cam(t)
         a = self.light_freq * t + self.light_phase
         lp = pos + self.light_radius * torch.stack([torch.cos(a), torch.sin(1.3 * a)], -1)
-        d2 = ((w - lp[:, None, :]) ** 2).sum(-1)
-        spot = self.light_peak[:, None] * torch.exp(-d2 / (2 * self.light_sigma[:, None] ** 2))
-        x = torch.remainder((w * self.blind_dir[:, None, :]).sum(-1) - (self.blind_speed * t)[:, None], self.blind_period[:, None])
-        edge = (x - self.blind_period[:, None] / 2).abs() - self.blind_period[:, None] / 4
-        soft = self.blind_soft[:, None]
-        blinds = 1 - self.blind_depth[:, None] * (1 - smooth(-soft, soft, edge))
-        lit = color * (self.light_ambient[:, None, None] + (spot * blinds)[..., None] * self.light_tint[:, None, :])
-        color = torch.where(self.hz_light[:, None, None], lit, color)
+        every = torch.arange(self.S, device=self.device)
+        ls = self.hz_light.nonzero(as_tuple=True)[0] if self.cull else every
+        if ls.numel():
+            g = lambda x: x[ls]  # a sequence parameter [S,...] for the lit sequences
+            lw = w[ls]
+            d2 = ((lw - g(lp)[:, None, :]) ** 2).sum(-1)
+            spot = g(self.light_peak)[:, None] * torch.exp(-d2 / (2 * g(self.light_sigma)[:, None] ** 2))
+            x = torch.remainder((lw * g(self.blind_dir)[:, None, :]).sum(-1) - g(self.blind_speed * t)[:, None], g(self.blind_period)[:, None])
+            edge = (x - g(self.blind_period)[:, None] / 2).abs() - g(self.blind_period)[:, None] / 4
+            soft = g(self.blind_soft)[:, None]
+            blinds = 1 - g(self.blind_depth)[:, None] * (1 - smooth(-soft, soft, edge))
+            lit = color[ls] * (g(self.light_ambient)[:, None, None] + (spot * blinds)[..., None] * g(self.light_tint)[:, None, :])
+            color[ls] = torch.where(g(self.hz_light)[:, None, None], lit, color[ls])
+        vs = self.hz_veil.nonzero(as_tuple=True)[0] if self.cull else every
+        if vs.numel() == 0:
+            return color
+        g = lambda x: x[vs]  # a sequence parameter [S,...] for the sequences with layers
+        vw, vc = w[vs], color[vs]
         for v in range(self.veil_alpha.shape[1]):
             a = self.veil_orbit_f[:, v] * t
             c = self.veil_origin[:, v] + self.veil_vel[:, v] * t + self.veil_orbit[:, v, None] * torch.stack([torch.cos(a), torch.sin(a)], -1)
-            l = w - c[:, None, :]
-            sz, sf = self.veil_size[:, v], self.veil_soft[:, v, None]
+            l = vw - g(c)[:, None, :]
+            sz, sf = g(self.veil_size[:, v]), g(self.veil_soft[:, v, None])
             pane = 1 - smooth(-sf, sf, torch.maximum(l[..., 0].abs() - sz[:, None, 0], l[..., 1].abs() - sz[:, None, 1]))
-            sc = self.veil_scale[:, v, None]
-            n = value_noise(l[..., 0] / sc, l[..., 1] / sc, self.veil_seed[:, v, None])
+            sc = g(self.veil_scale[:, v, None])
+            n = value_noise(l[..., 0] / sc, l[..., 1] / sc, g(self.veil_seed[:, v, None]))
             smoke = smooth(0.5, 0.75, n)
-            cover = torch.where(self.veil_smoke[:, v, None], smoke, pane)
-            alpha = (self.veil_alpha[:, v, None] * cover * self.hz_veil[:, None])[..., None]
-            color = color + (self.veil_colour[:, v, None, :] - color) * alpha
+            cover = torch.where(g(self.veil_smoke[:, v, None]), smoke, pane)
+            alpha = (g(self.veil_alpha[:, v, None]) * cover * g(self.hz_veil)[:, None])[..., None]
+            vc = vc + (g(self.veil_colour[:, v, None, :]) - vc) * alpha
+        color[vs] = vc
         return color
 
     def _cam(self, t):
@@ -322,43 +384,53 @@ class SceneBatch:
         allowed = self.palette.long().cumsum(1)  # k-th allowed family
         k = (mh % allowed[:, -1:]) + 1
         fam = torch.searchsorted(allowed.contiguous(), k.contiguous())
-        lx, ly = w[..., 0], w[..., 1]
+        lx, ly = w[..., 0].clone(), w[..., 1].clone()  # (written in place below)
         near = self.bg_near[:, None].expand_as(lx).clone()
         prev = to_prev(w)
         gain = torch.ones_like(lx)
         solid = torch.full((*lx.shape, 3), -1.0, device=self.device)  # a thin object's colour where >= 0
         if self.hazards > 0:
             photo = self.hz_photo[:, None] & (mh % 2 == 0)  # background tiles
-        # objects: the nearest one containing the point wins
+        # objects: the nearest one containing the point wins. Each is evaluated only at the points
+        # within its bounding square (a few per cent of a frame; the rest cannot be inside it), by
+        # the same elementwise operations as over the whole frame, so every value is the one the
+        # whole-frame evaluation gives, bit for bit (at 512 px a frame holds 40 object slots).
         op, opp = self._obj_pos(t), self._obj_pos(t - 1)
         rot, prot = self.obj_angle + self.obj_spin * t, self.obj_angle + self.obj_spin * (t - 1)
+        bound = self._bound() if self.cull else torch.full_like(self.obj_size, math.inf)
         for o in range(self.obj_size.shape[1]):
             d = w - op[:, None, o]
-            cs, sn = torch.cos(-rot[:, o])[:, None], torch.sin(-rot[:, o])[:, None]
+            si, ni = ((d.abs() <= bound[:, o, None, None]).all(-1)).nonzero(as_tuple=True)
+            if si.numel() == 0:
+                continue
+            at = lambda x: x[si, o]  # slot o's parameter [S,K,...] at each of those points
+            d = d[si, ni]
+            cs, sn = torch.cos(-rot[:, o])[si], torch.sin(-rot[:, o])[si]
             ox, oy = cs * d[..., 0] - sn * d[..., 1], sn * d[..., 0] + cs * d[..., 1]
-            sz = self.obj_size[:, o, None]
+            sz = at(self.obj_size)
             disc = (ox * ox + oy * oy) < sz * sz
-            rect = (ox.abs() < sz) & (oy.abs() < sz * self.obj_aspect[:, o, None])
-            shape = torch.where(self.obj_disc[:, o, None], disc, rect)
+            rect = (ox.abs() < sz) & (oy.abs() < sz * at(self.obj_aspect))
+            shape = torch.where(at(self.obj_disc), disc, rect)
             if self.hazards > 0:
-                shape, thin = self._thin_shape(o, ox, oy, shape)
-            inside = shape & (self.obj_near[:, o, None] > near)
-            cp, sp = torch.cos(prot[:, o])[:, None], torch.sin(prot[:, o])[:, None]
-            wp = opp[:, None, o] + torch.stack([cp * ox - sp * oy, sp * ox + cp * oy], -1)
-            fam = torch.where(inside, self.obj_fam[:, o, None], fam)
-            mh = torch.where(inside, self.obj_hash[:, o, None], mh)
+                shape, thin = self._thin_shape(at, ox, oy, shape)
+            inside = shape & (at(self.obj_near) > near[si, ni])
+            cp, sp = torch.cos(prot[:, o])[si], torch.sin(prot[:, o])[si]
+            wp = at(opp) + torch.stack([cp * ox - sp * oy, sp * ox + cp * oy], -1)
+            fam[si, ni] = torch.where(inside, at(self.obj_fam), fam[si, ni])
+            mh[si, ni] = torch.where(inside, at(self.obj_hash), mh[si, ni])
             if self.hazards > 0:
                 # A screen's picture scrolls in its own coordinates; its motion is the object's.
-                scr = self.hz_screen[:, o, None]
-                ox = torch.where(scr, ox + self.screen_scroll[:, o, 0, None] * t, ox)
-                oy = torch.where(scr, oy + self.screen_scroll[:, o, 1, None] * t, oy)
-                gain = torch.where(inside & scr, self.screen_gain[:, o, None], torch.where(inside, 1.0, gain))
-                solid = torch.where((inside & thin)[..., None], self.thin_colour[:, o, None, :], torch.where(inside[..., None], -1.0, solid))
-                photo = torch.where(inside, self.hz_photo[:, None] & self.photo_obj[:, o, None], photo)
-            lx, ly = torch.where(inside, ox, lx), torch.where(inside, oy, ly)
-            near = torch.where(inside, self.obj_near[:, o, None].expand_as(near), near)
-            prev = torch.where(inside[..., None], to_prev(wp), prev)
-        color = material(fam, mh, lx, ly)
+                scr = at(self.hz_screen)
+                scroll = at(self.screen_scroll)
+                ox = torch.where(scr, ox + scroll[:, 0] * t, ox)
+                oy = torch.where(scr, oy + scroll[:, 1] * t, oy)
+                gain[si, ni] = torch.where(inside & scr, at(self.screen_gain), torch.where(inside, 1.0, gain[si, ni]))
+                solid[si, ni] = torch.where((inside & thin)[..., None], at(self.thin_colour), torch.where(inside[..., None], -1.0, solid[si, ni]))
+                photo[si, ni] = torch.where(inside, self.hz_photo[si] & at(self.photo_obj), photo[si, ni])
+            lx[si, ni], ly[si, ni] = torch.where(inside, ox, lx[si, ni]), torch.where(inside, oy, ly[si, ni])
+            near[si, ni] = torch.where(inside, at(self.obj_near), near[si, ni])
+            prev[si, ni] = torch.where(inside[..., None], (wp - ppos[si]) * pzoom[si, None] + centre, prev[si, ni])
+        color = material(fam, mh, lx, ly, self.cull)
         if self.hazards > 0:
             if bool(photo.any()):
                 # Only where it shows (a few per cent of the points): its 16 noise octaves over
