@@ -130,13 +130,14 @@ TESSEL_VK_FUSED=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 
 step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1)"
 TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160.json"
 
-step "the PyTorch twin: golden vectors, the training scenes' hazards, train.py's \`tessel scene\` data (on the GPU's PyTorch)"
+step "the PyTorch twin: golden vectors, the training scenes' hazards and their generator's speed, train.py's \`tessel scene\` data (on the GPU's PyTorch)"
 if python3 -c "import torch" 2>/dev/null; then
   run python3 train/check_golden.py
   run python3 train/check_hazards.py --out "$OUT/hazards"
+  run python3 train/bench_scenes.py --size 512 --seqs 16 --frames 2
   run python3 train/check_scene_data.py --tessel $B/tessel
 else
-  echo "skipped: no PyTorch (train/check_golden.py, train/check_hazards.py, train/check_scene_data.py)"
+  echo "skipped: no PyTorch (train/check_golden.py, train/check_hazards.py, train/bench_scenes.py, train/check_scene_data.py)"
 fi
 
 if [ "$mode" != quick ]; then
