@@ -21,7 +21,7 @@ OLD=$(sed -n 's/^pub const SHIPPED_MODEL: &str = "\(.*\)";/\1/p' model/src/lib.r
 # The package, renamed, its origin in the provenance (the weights and their hash stay as trained).
 mkdir -p "$DEST"
 cp "$PKG/weights.safetensors" "$DEST/"
-python3 - "$PKG" "$DEST" "$NAME" <<'EOF'
+python3 - "$PKG" "$DEST" "$NAME" <<'EOF' || { rm -rf "$DEST"; exit 2; }
 import json, sys
 src, dest, name = sys.argv[1:]
 mj = json.load(open(f"{src}/model.json"))
