@@ -134,7 +134,7 @@ step "the PyTorch twin: golden vectors, the training scenes' hazards and their g
 if python3 -c "import torch" 2>/dev/null; then
   run python3 train/check_golden.py
   run python3 train/check_hazards.py --out "$OUT/hazards"
-  run python3 train/bench_scenes.py --size 512 --seqs 16 --frames 2
+  run python3 train/bench_scenes.py --size 512 --seqs 8 --frames 2
   run python3 train/check_scene_data.py --tessel $B/tessel
 else
   echo "skipped: no PyTorch (train/check_golden.py, train/check_hazards.py, train/bench_scenes.py, train/check_scene_data.py)"
