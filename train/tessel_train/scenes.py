@@ -3,6 +3,7 @@ under a panning, zooming camera, moving and spinning objects and particles (diso
 lines, fine periodic texture, glyphs, HDR sparkles, lighting changes. Exact motion and depth; ground
 truth supersampled at output size. Its hashing differs from the Rust generator's, so no sequence of
 `tessel scene` is ever seen in training."""
+import functools
 import math
 
 import torch
@@ -136,8 +137,7 @@ def material(fam, h, x, y, cull=True):
         if cull and sel[0].numel() == 0:
             continue
         hk, xk, yk = h[sel], x[sel], y[sel]
-        params = {}
-        u = lambda i: params[i] if i in params else params.setdefault(i, unit(hk, 20 + i))
+        u = functools.cache(lambda i, hk=hk: unit(hk, 20 + i))  # a family reads some parameters twice
         val = fn(hk, xk, yk, colour(hk, 1), colour(hk, 11), u)
         out = out.index_put(sel, val) if cull else torch.where((fam == k).unsqueeze(-1), val, out)
     return out
@@ -377,7 +377,14 @@ class SceneBatch:
         pos, zoom = self._cam(t)
         w = (p - centre) / zoom[:, None, None] + pos[:, None, :]
         ppos, pzoom = self._cam(t - 1)
-        to_prev = lambda q: (q - ppos[:, None, :]) * pzoom[:, None, None] + centre
+
+        def to_prev(q, idx=None):
+            """World points -> their screen positions a frame earlier: q [S,N,2], or points [M,2]
+            gathered from sequences idx [M]."""
+            if idx is None:
+                return (q - ppos[:, None, :]) * pzoom[:, None, None] + centre
+            return (q - ppos[idx]) * pzoom[idx, None] + centre
+
         # background tiles
         tx, ty = torch.floor(w[..., 0] / self.tile[:, None]).long(), torch.floor(w[..., 1] / self.tile[:, None]).long()
         mh = hash2(tx, ty, self.seed[:, None])
@@ -429,7 +436,7 @@ class SceneBatch:
                 photo[si, ni] = torch.where(inside, self.hz_photo[si] & at(self.photo_obj), photo[si, ni])
             lx[si, ni], ly[si, ni] = torch.where(inside, ox, lx[si, ni]), torch.where(inside, oy, ly[si, ni])
             near[si, ni] = torch.where(inside, at(self.obj_near), near[si, ni])
-            prev[si, ni] = torch.where(inside[..., None], (wp - ppos[si]) * pzoom[si, None] + centre, prev[si, ni])
+            prev[si, ni] = torch.where(inside[..., None], to_prev(wp, si), prev[si, ni])
         color = material(fam, mh, lx, ly, self.cull)
         if self.hazards > 0:
             if bool(photo.any()):
