@@ -39,13 +39,12 @@ grep -q "\"$NAME\"" model/src/lib.rs && grep -q "models/$NAME\"" train/tessel_tr
 # Golden vectors from the twin with the new package: the cases of the shipped model (the seeded
 # cases, whose small networks do not depend on it, stay as committed).
 python3 - "$DEST" <<'EOF'
-import os, sys
+import sys
 sys.path.insert(0, "train")
 from tessel_train.export import load_net
-from tessel_train.golden import CASES, write_case
+from tessel_train.golden import write_all
 net, _ = load_net(sys.argv[1])
-for c in CASES:
-    write_case(net, "model/tests/golden", *c, model_dir=os.path.relpath(sys.argv[1], os.path.join("model/tests/golden", c[0])))
+write_all(net, "model/tests/golden", sys.argv[1], seeded=False)
 EOF
 echo "ship_model: $OLD -> $NAME; golden vectors rewritten; checking"
 python3 train/check_golden.py

@@ -102,12 +102,15 @@ def seeded_test_net(seed, baseline, accumulate=False, pixel_weight_scale=None, h
     return net
 
 
-def write_all(net, out_root, package_dir=None):
+def write_all(net, out_root, package_dir=None, seeded=True):
     """The cases of `net` (recording package_dir, relative to each case, when given: the Rust test
-    then loads that package; without it, the shipped model) and the seeded cases."""
+    then loads that package; without it, the shipped model) and, unless seeded=False, the seeded
+    cases (whose small networks do not depend on `net`)."""
     for c in CASES:
         rel = os.path.relpath(package_dir, os.path.join(out_root, c[0])) if package_dir else None
         write_case(net, out_root, *c, model_dir=rel)
+    if not seeded:
+        return
     for case, seed, baseline, accumulate, pixel_scale, name, history_a in SEEDED_CASES:
         small = seeded_test_net(seed, baseline, accumulate, pixel_scale, history_a)
         export_package(small, os.path.join(out_root, case[0], "model"), name, "seeded test network for the golden vectors",
