@@ -57,9 +57,7 @@ def main():
     for hazards, sz in ((0.4, 320), (1.0, 48)):
         got = []
         for cull in (True, False):
-            sb = SceneBatch(6, 2027, a.device, out_size=(sz, sz), hazards=hazards)
-            sb.cull = cull
-            got.append(render_sequence(sb, 1.5, 2, spp=4, t0=5))
+            got.append(render_sequence(SceneBatch(6, 2027, a.device, out_size=(sz, sz), hazards=hazards, cull=cull), 1.5, 2, spp=4, t0=5))
         for k in got[0]:
             assert torch.equal(got[0][k], got[1][k]), f"culled evaluation changed the {k} (hazards {hazards}, {sz} px)"
     print("culled evaluation: the same sequences as evaluating everything everywhere")

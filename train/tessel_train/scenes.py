@@ -179,12 +179,11 @@ def photo_material(h, x, y):
 class SceneBatch:
     """S independent sequences, evaluated together. All parameters come from one seed."""
 
-    # Evaluate objects, materials, the light and the layers only where they can show (the same
-    # values bit for bit, several times faster); False evaluates each everywhere and selects, the
-    # straightforward form that train/check_hazards.py compares the culled one with.
-    cull = True
-
-    def __init__(self, S, seed, device, out_size=(128, 128), objects=10, hazards=0.0, hazard_kinds=HAZARD_KINDS):
+    def __init__(self, S, seed, device, out_size=(128, 128), objects=10, hazards=0.0, hazard_kinds=HAZARD_KINDS, cull=True):
+        # cull: evaluate objects, materials, the light and the layers only where they can show
+        # (the same values bit for bit, several times faster); False evaluates each everywhere and
+        # selects, the straightforward form that train/check_hazards.py compares the culled one with.
+        self.cull = cull
         g = torch.Generator().manual_seed(seed)
         r = lambda *shape: torch.rand(*shape, generator=g).to(device)
         self.S, self.device, self.out = S, device, out_size
