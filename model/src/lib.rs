@@ -31,4 +31,4 @@ pub use error::{Error, Result};
 
 /// The shipped model's folder name under models/: the CLI's default package, and the one the
 /// golden cases without a package of their own and the tests of every crate load.
-pub const SHIPPED_MODEL: &str = "tessel-v11";
+pub const SHIPPED_MODEL: &str = "tessel-v12";

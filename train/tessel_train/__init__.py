@@ -2,4 +2,4 @@
 training, training, export to the model package, golden vectors."""
 
 # The shipped model package (model/src/lib.rs SHIPPED_MODEL names the same folder).
-SHIPPED_MODEL = "models/tessel-v11"
+SHIPPED_MODEL = "models/tessel-v12"
