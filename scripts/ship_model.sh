@@ -48,6 +48,16 @@ write_all(net, "model/tests/golden", sys.argv[1], seeded=False)
 EOF
 echo "ship_model: $OLD -> $NAME; golden vectors rewritten; checking"
 python3 train/check_golden.py
-cargo test --release -p tessel-model 2>&1 | grep -E "^test result|FAILED|panicked" || true
-cargo test --release --test cli shipped_model 2>&1 | grep -E "^test |^test result|tessel .* dB" || true
+# check PATTERN CMD...: runs CMD, shows its lines matching PATTERN; on a failure its whole output,
+# and the script stops there with the failure's status.
+check() {
+  local pattern=$1 log rc=0; shift
+  log=$(mktemp)
+  "$@" >"$log" 2>&1 || rc=$?
+  if [ "$rc" != 0 ]; then cat "$log" >&2; rm -f "$log"; echo "ship_model: failed ($rc): $*" >&2; exit "$rc"; fi
+  grep -E "$pattern" "$log" || true
+  rm -f "$log"
+}
+check "^test result" cargo test --release -p tessel-model
+check "^test |^test result" cargo test --release --test cli shipped_model
 echo "ship_model: left by hand: held-out tables (train/eval_twin.py or scripts/eval_candidate.sh), docs/MODEL.md, README.md and tests/cli.rs figures, BENCHMARKS.md, scripts/device_check.sh on the GPU; models/$OLD stays until removed"
