@@ -12,8 +12,9 @@
 # (a run's own --size, --cache, --frames or --hazards would generate other sequences). Each run
 # has its own training folder, package and golden folder (out/runs/a, b, ...), so no two write
 # the same file. Everything comes back as $OUT/a.tgz, b.tgz, ... (the package, golden vectors,
-# logs) and their checkpoints ckpt_a.pt, ... where the device tool's 8 files allow (a later call can
-# --resume from them).
+# logs) and their checkpoints ckpt_a.pt, ... where the device tool's 8 files allow, else inside
+# each archive (a later call can --resume from them: RESUME=DIR copies DIR/ckpt_a.pt ... to the
+# runs' folders first, and each run's arguments then include --resume).
 # EVAL=SEED also scores every run's package (and the common --init package) on the held-out
 # scenes of that seed at 640x360 through the PyTorch twin (train/eval_twin.py; a run with
 # --exp-dilate-choice is scored with that head): $OUT/eval.md and eval.json (EVAL_KINDS: fewer kinds). The scenes are
@@ -46,6 +47,10 @@ python3 train/train.py --data-only --data-cache "$CACHE" --out out/runs/data $CO
 names=(a b c d); pids=()
 for i in $(seq 0 $(($# - 1))); do
   r=${names[$i]}; d=out/runs/$r; args=${*:$((i + 1)):1}; mkdir -p "$d"
+  if [ -n "${RESUME:-}" ]; then
+    [ -f "$RESUME/ckpt_$r.pt" ] || { echo "device_train_runs: RESUME=$RESUME has no ckpt_$r.pt" >&2; exit 2; }
+    mkdir -p "$d/train"; cp "$RESUME/ckpt_$r.pt" "$d/train/ckpt.pt"; args="$args --resume"
+  fi
   echo "run $r on GPU $((i % GPUS)): $COMMON $args" | tee -a "$OUT/gpu.txt"
   # shellcheck disable=SC2086
   CUDA_VISIBLE_DEVICES=$((i % GPUS)) python3 train/train.py --minutes "$MIN" --out "$d/train" --data-cache "$CACHE" \
@@ -70,9 +75,11 @@ for r in "${runs[@]}"; do echo "=== run $r"; tail -n 8 out/runs/$r/train.log; do
 files=$((2 * $# + 1)); [ -n "${EVAL:-}" ] && files=$((files + 2))
 for r in "${runs[@]}"; do
   # (a run of --exp-layout writes no golden vectors)
+  # The checkpoint comes back as a file of its own where the 8 files allow, else inside the archive.
+  ck=(); [ "$files" -gt 8 ] && [ -f out/runs/$r/train/ckpt.pt ] && ck=(out/runs/$r/train/ckpt.pt)
   tar czf "$OUT/$r.tgz" out/runs/$r/train.log $(ls -d out/runs/$r/golden out/runs/$r/tessel-dev 2>/dev/null) \
-    $(ls -d out/runs/$r/train/*.csv out/runs/$r/train/*.json 2>/dev/null)
-  [ "$files" -le 8 ] && [ -f out/runs/$r/train/ckpt.pt ] && cp out/runs/$r/train/ckpt.pt "$OUT/ckpt_$r.pt"
+    $(ls -d out/runs/$r/train/*.csv out/runs/$r/train/*.json 2>/dev/null) "${ck[@]}"
+  if [ "$files" -le 8 ] && [ -f out/runs/$r/train/ckpt.pt ]; then cp out/runs/$r/train/ckpt.pt "$OUT/ckpt_$r.pt"; fi
 done
 if [ -n "${EVAL:-}" ]; then
   wait "$scenes" || { echo "device_train_runs: generating the held-out scenes failed ($OUT/scenes.log)" >&2; rc=1; }

@@ -192,11 +192,17 @@ def tune_baseline(cache, size, n, start):
     return scores[0][1], scores[0][0], scores[:5]
 
 
-def init_from_package(net, pkg):
+def init_from_package(net, pkg, grow=""):
     """Loads a package's weights into net; returns its baseline and the record of the search behind it."""
     src, mj = load_net(pkg)
     # The reconstruction's settings (`accumulate`, `history_a`) may differ from the package's: the
     # tensors are the same.
+    if grow and src.cfg != net.cfg and dataclasses.replace(net.cfg, accumulate=src.cfg.accumulate, history_a=src.cfg.history_a) == experimental.grown_config(src.cfg, grow):
+        new = experimental.grow_from(net, src)
+        log(f"--exp-grow {grow}: {pkg}'s weights, {len(new)} new tensors ({', '.join(sorted({k.rsplit('.', 1)[0] for k in new}))}) "
+            f"starting as the identity")
+        b = mj["baseline"]
+        return (b["blend"], b["sigma"], b["clamp"]), mj.get("provenance", {}).get("baseline_search", {})
     if dataclasses.replace(src.cfg, accumulate=net.cfg.accumulate, history_a=net.cfg.history_a, layout=net.cfg.layout) != net.cfg:
         sys.exit(f"--init {pkg}: model.json config {mj['config']} differs from this run's network {net.cfg}")
     if src.cfg.layout != net.cfg.layout:  # --exp-layout from a package of the contract's layout
@@ -234,7 +240,7 @@ def start_weights(a, net, ck, cache, start):
     if ck is not None:  # the Trainer loads the weights
         return tuple(ck["baseline"]), ck.get("baseline_search") or dict(search, score_db=ck["baseline_score"])
     if a.init:
-        baseline, search = init_from_package(net, a.init)
+        baseline, search = init_from_package(net, a.init, a.exp_grow)
         log(f"initialised from {a.init}: its weights and its tuned baseline (blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]})")
     else:
         t0 = time.time()
@@ -365,6 +371,9 @@ def parse_args():
     ap.add_argument("--exp-layout", choices=sorted(LAYOUTS), default="rgb",
                     help="experiment (no backend computes it): another head layout (tessel_train/net.py LAYOUTS): a luma residual, "
                          "and the channels it frees as a per-pixel choice of the dilated history and more feature memory")
+    ap.add_argument("--exp-grow", default="", metavar="SPEC",
+                    help="experiment: more capacity than the --init package, its parts starting as the identity "
+                         "(experimental.grown_config: mid=N, decL=N, encL=N, pixel_mlp=N; pixel_mlp has no backend)")
     ap.add_argument("--exp-history-kernel", action="store_true",
                     help="experiment (tessel_train/experimental.py): channel 2 sets the history kernel's sharpness; "
                          "validation only, no package")
@@ -621,6 +630,10 @@ def main():
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
     cfg = Config.from_json(ck["config"]) if ck is not None and "config" in ck else Config(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
+    if a.exp_grow and not (ck is not None and "config" in ck):
+        if not a.init:
+            sys.exit("--exp-grow grows an --init package")
+        cfg = experimental.grown_config(cfg, a.exp_grow)
     net = TesselNet(cfg).to(dev)
     log(f"network config: {cfg.to_json()}")
     baseline, search = start_weights(a, net, ck, cache, start)
@@ -658,14 +671,15 @@ def main():
                 tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, scene_data=a.scene_data, scene_val=a.scene_val, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, early_weight=a.exp_early_weight, temporal_weight=a.temporal_weight, validation=res,
                 initialised_from=tr.init, baseline_search=tr.search,
                 **({"experiment": "dilate_choice (train.py --exp-dilate-choice): no backend computes this head"} if a.exp_dilate_choice else {}),
-                **({"experiment": f"layout {cfg.layout} (train.py --exp-layout): no backend computes this head"} if cfg.layout != "rgb" else {}))
+                **({"experiment": f"layout {cfg.layout} (train.py --exp-layout): no backend computes this head"} if cfg.layout != "rgb" else {}),
+                **({"experiment": f"grown (train.py --exp-grow {a.exp_grow})" + (": no backend computes the per-pixel MLP" if cfg.pixel_mlp else "")} if a.exp_grow else {}))
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
                    baseline, prov)
-    if cfg.layout == "rgb":  # golden vectors are the contract's
+    if cfg.layout == "rgb" and not cfg.pixel_mlp:  # golden vectors are the contract's
         write_all(net, a.golden, a.package)
     else:
-        log(f"--exp-layout {cfg.layout}: no golden vectors (no backend computes this head)")
+        log(f"{'--exp-layout ' + cfg.layout if cfg.layout != 'rgb' else '--exp-grow ' + a.exp_grow}: no golden vectors (no backend computes this head)")
     json.dump(prov, open(os.path.join(a.out, "summary.json"), "w"), indent=1)
     log(f"done: {tr.step} steps in {tr.seconds():.0f} s, final loss {prov['final_loss']}; shipped {prov['shipped_weights']} weights of step {tr.best['step']}; "
         f"package {a.package}; golden {a.golden}")

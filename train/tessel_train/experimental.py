@@ -90,3 +90,50 @@ def adapt_layout(net, src, seed=0):
                 w[s + c] = 0.0
                 b[s + c] = LAYOUT_CHOICE_START if c == lay["choice"] else 0.0
     net.load_state_dict(sd)
+
+
+def grown_config(cfg, spec):
+    """train.py --exp-grow SPEC: cfg with more capacity, a comma list of mid=DEPTH (bottleneck
+    blocks), dec0=DEPTH / enc1=DEPTH ... (a level's decoder or encoder blocks), pixel_mlp=WIDTH (a
+    per-pixel MLP refining the head, net.Config.pixel_mlp). Blocks are only added, so a trained
+    package's blocks keep their names and window shifts as long as every inserted run of blocks has
+    an even length or ends the network (the shift depends on the layer number's parity)."""
+    import dataclasses
+    enc, dec = list(cfg.encoder_depths), list(cfg.decoder_depths)
+    out = dict(bottleneck_depth=cfg.bottleneck_depth, pixel_mlp=cfg.pixel_mlp)
+    for item in filter(None, (x.strip() for x in spec.split(","))):
+        k, _, v = item.partition("=")
+        n = int(v)
+        if k == "mid":
+            out["bottleneck_depth"] = n
+        elif k == "pixel_mlp":
+            out["pixel_mlp"] = n
+        elif k[:3] in ("enc", "dec") and k[3:].isdigit() and int(k[3:]) < len(enc):
+            (enc if k[:3] == "enc" else dec)[int(k[3:])] = n
+        else:
+            raise ValueError(f"--exp-grow: unknown item {item!r} (mid=N, encL=N, decL=N, pixel_mlp=N)")
+    return dataclasses.replace(cfg, encoder_depths=enc, decoder_depths=dec, **out)
+
+
+def grow_from(net, src):
+    """Start a grown network (grown_config) exactly where src is: src's tensors by name; every new
+    block's residual outputs (proj, fc2) and the per-pixel MLP's output layer at zero, so each new
+    part is the identity until training moves it. Returns the new tensors' names. A block whose
+    layer number changes parity would see other windows: refused."""
+    old = {f"{name}.{i}": layer for layer, (name, _, i) in enumerate(src.cfg.blocks())}
+    for layer, (name, _, i) in enumerate(net.cfg.blocks()):
+        key = f"{name}.{i}"
+        if key in old and (old[key] - layer) % 2:
+            raise ValueError(f"--exp-grow: block {key} moves from layer {old[key]} to {layer} (another window shift)")
+    sd = net.state_dict()
+    have = src.state_dict()
+    for k, v in have.items():
+        if k not in sd or sd[k].shape != v.shape:
+            raise ValueError(f"--exp-grow: {k} of the package has no place in the grown network")
+        sd[k] = v.clone()
+    new = sorted(k for k in sd if k not in have)
+    for k in new:
+        if k.endswith(("proj.weight", "proj.bias", "fc2.weight", "fc2.bias")) or k.startswith("pixel_mlp2."):
+            sd[k] = torch.zeros_like(sd[k])
+    net.load_state_dict(sd)
+    return new

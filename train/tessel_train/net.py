@@ -39,6 +39,7 @@ class Config:
     accumulate: bool = False  # the reconstruction keeps an accumulation count and clips to mean +- deviation (§6)
     history_a: float = -0.5  # Keys' a of the history kernel (§2): -0.5 is Catmull-Rom, lower is sharper
     layout: str = "rgb"  # the head layout (LAYOUTS); anything but "rgb" is an experiment
+    pixel_mlp: int = 0  # experiment (no backend computes it): hidden width of a per-pixel MLP refining the head
 
     def __post_init__(self):
         if self.layout not in LAYOUTS:
@@ -71,6 +72,8 @@ class Config:
             d["history_a"] = self.history_a
         if self.layout != "rgb":  # an experiment: no backend loads such a package
             d["layout"] = self.layout
+        if self.pixel_mlp:  # an experiment: no backend loads such a package
+            d["pixel_mlp"] = self.pixel_mlp
         return d
 
     @staticmethod
@@ -94,6 +97,8 @@ class Config:
         f += 2 * t(0) * 16 * self.pixel_embed * self.channels[0] + 2 * t(0) * self.channels[0] * 16 * HEAD_CHANNELS
         if self.pixel_head:
             f += 2 * pw * ph * 16 * self.pixel_embed * HEAD_CHANNELS
+        if self.pixel_mlp:
+            f += 2 * pw * ph * 16 * ((self.pixel_embed + HEAD_CHANNELS) * self.pixel_mlp + self.pixel_mlp * HEAD_CHANNELS)
         for l in range(1, self.levels):
             f += 2 * 2 * t(l) * 4 * self.channels[l - 1] * self.channels[l]
         for _, lvl, _ in self.blocks():
@@ -177,6 +182,9 @@ class TesselNet(nn.Module):
         self.head = nn.Linear(ch[0], 16 * HEAD_CHANNELS)
         if cfg.pixel_head:
             self.pixel_head = nn.Linear(cfg.pixel_embed, HEAD_CHANNELS)
+        if cfg.pixel_mlp:  # experiment: [pixel embedding, its head channels] -> hidden -> a head correction
+            self.pixel_mlp1 = nn.Linear(cfg.pixel_embed + HEAD_CHANNELS, cfg.pixel_mlp)
+            self.pixel_mlp2 = nn.Linear(cfg.pixel_mlp, HEAD_CHANNELS)
 
     def run(self, name, x, phase):
         for blk in getattr(self, name, []):
@@ -200,6 +208,11 @@ class TesselNet(nn.Module):
         if cfg.pixel_head:  # each pixel's embedding (its P channels of the token) -> its 8 head channels
             b, th, tw, _ = tokens.shape
             head = head + self.pixel_head(tokens.view(b, th, tw, 16, cfg.pixel_embed)).reshape(b, th, tw, 16 * HEAD_CHANNELS)
+        if cfg.pixel_mlp:
+            b, th, tw, _ = tokens.shape
+            h = head.view(b, th, tw, 16, HEAD_CHANNELS)
+            u = torch.cat([tokens.view(b, th, tw, 16, cfg.pixel_embed), h], -1)
+            head = (h + self.pixel_mlp2(F.silu(self.pixel_mlp1(u)))).reshape(b, th, tw, 16 * HEAD_CHANNELS)
         return head
 
 
