@@ -238,7 +238,9 @@ def start_weights(a, net, ck, cache, start):
     search = dict(grid=dict(blend=GRID_BLEND, sigma=GRID_SIGMA, clamp=GRID_CLAMP), sequences_per_ratio=min(32, a.cache),
                   frames_scored=f"{start}..{a.frames - 1}")
     if ck is not None:  # the Trainer loads the weights
-        return tuple(ck["baseline"]), ck.get("baseline_search") or dict(search, score_db=ck["baseline_score"])
+        if "baseline_search" in ck:  # (a warm start's is its package's record, possibly empty)
+            return tuple(ck["baseline"]), ck["baseline_search"]
+        return tuple(ck["baseline"]), dict(search, score_db=ck["baseline_score"])
     if a.init:
         baseline, search = init_from_package(net, a.init, a.exp_grow)
         log(f"initialised from {a.init}: its weights and its tuned baseline (blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]})")
