@@ -674,11 +674,11 @@ def main():
                 initialised_from=tr.init, baseline_search=tr.search,
                 **({"experiment": "dilate_choice (train.py --exp-dilate-choice): no backend computes this head"} if a.exp_dilate_choice else {}),
                 **({"experiment": f"layout {cfg.layout} (train.py --exp-layout): no backend computes this head"} if cfg.layout != "rgb" else {}),
-                **({"experiment": f"grown (train.py --exp-grow {a.exp_grow})" + (": no backend computes the per-pixel MLP" if cfg.pixel_mlp else "")} if a.exp_grow else {}))
+                **({"experiment": f"grown (train.py --exp-grow {a.exp_grow})" + (": no backend computes the per-pixel MLP or the extra features" if cfg.pixel_mlp or cfg.extra_features else "")} if a.exp_grow else {}))
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
                    baseline, prov)
-    if cfg.layout == "rgb" and not cfg.pixel_mlp:  # golden vectors are the contract's
+    if cfg.layout == "rgb" and not cfg.pixel_mlp and not cfg.extra_features:  # golden vectors are the contract's
         write_all(net, a.golden, a.package)
     else:
         log(f"{'--exp-layout ' + cfg.layout if cfg.layout != 'rgb' else '--exp-grow ' + a.exp_grow}: no golden vectors (no backend computes this head)")

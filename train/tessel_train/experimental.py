@@ -95,23 +95,28 @@ def adapt_layout(net, src, seed=0):
 def grown_config(cfg, spec):
     """train.py --exp-grow SPEC: cfg with more capacity, a comma list of mid=DEPTH (bottleneck
     blocks), dec0=DEPTH / enc1=DEPTH ... (a level's decoder or encoder blocks), pixel_mlp=WIDTH (a
-    per-pixel MLP refining the head, net.Config.pixel_mlp). Blocks are only added, so a trained
-    package's blocks keep their names and window shifts as long as every inserted run of blocks has
+    per-pixel MLP refining the head, net.Config.pixel_mlp), features=A+B (pixel features beyond the
+    contract's, net.EXTRA_FEATURES; their pixel-embedding columns start at zero). Blocks are only
+    added, so a trained package's blocks keep their names and window shifts as long as every inserted run of blocks has
     an even length or ends the network (the shift depends on the layer number's parity)."""
     import dataclasses
     enc, dec = list(cfg.encoder_depths), list(cfg.decoder_depths)
-    out = dict(bottleneck_depth=cfg.bottleneck_depth, pixel_mlp=cfg.pixel_mlp)
+    out = dict(bottleneck_depth=cfg.bottleneck_depth, pixel_mlp=cfg.pixel_mlp, extra_features=cfg.extra_features)
     for item in filter(None, (x.strip() for x in spec.split(","))):
         k, _, v = item.partition("=")
-        n = int(v)
+        n = int(v) if v.isdigit() else None
+        if k != "features" and n is None:
+            raise ValueError(f"--exp-grow: {item!r} needs a whole number")
         if k == "mid":
             out["bottleneck_depth"] = n
         elif k == "pixel_mlp":
             out["pixel_mlp"] = n
+        elif k == "features":
+            out["extra_features"] = tuple(v.split("+"))
         elif k[:3] in ("enc", "dec") and k[3:].isdigit() and int(k[3:]) < len(enc):
             (enc if k[:3] == "enc" else dec)[int(k[3:])] = n
         else:
-            raise ValueError(f"--exp-grow: unknown item {item!r} (mid=N, encL=N, decL=N, pixel_mlp=N)")
+            raise ValueError(f"--exp-grow: unknown item {item!r} (mid=N, encL=N, decL=N, pixel_mlp=N, features=A+B)")
     return dataclasses.replace(cfg, encoder_depths=enc, decoder_depths=dec, **out)
 
 
@@ -128,10 +133,13 @@ def grow_from(net, src):
     sd = net.state_dict()
     have = src.state_dict()
     for k, v in have.items():
+        if k == "pixel_embed.weight" and k in sd and sd[k].shape[1] > v.shape[1]:  # extra features: new columns at 0
+            sd[k] = torch.cat([v, torch.zeros(v.shape[0], sd[k].shape[1] - v.shape[1])], 1)
+            continue
         if k not in sd or sd[k].shape != v.shape:
             raise ValueError(f"--exp-grow: {k} of the package has no place in the grown network")
         sd[k] = v.clone()
-    new = sorted(k for k in sd if k not in have)
+    new = sorted(k for k in sd if k not in have) + (["pixel_embed.weight"] if net.cfg.extra_features else [])
     for k in new:
         if k.endswith(("proj.weight", "proj.bias", "fc2.weight", "fc2.bias")) or k.startswith("pixel_mlp2."):
             sd[k] = torch.zeros_like(sd[k])

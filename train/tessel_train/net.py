@@ -27,6 +27,16 @@ LAYOUTS = {
 }
 
 
+# Pixel features beyond the contract's (an experiment: stages.extra_features computes them, after
+# the contract's and the memory), with how many channels each adds:
+# - phase: how far the history sample falls from the history's pixel centres, per axis,
+#   0.5 - |t - 0.5| for t the fractional part of p' - 0.5 (0 on a centre, 0.5 midway: where the
+#   cubic resampling blurs most);
+# - motion: |m| / (1 + |m|), the nearest sample's motion in output px;
+# - spread: the luma deviation over the 3 x 3 (what the classical TAAU clips with).
+EXTRA_FEATURES = {"phase": 2, "motion": 1, "spread": 1}
+
+
 @dataclass
 class Config:
     channels: list = field(default_factory=lambda: [32, 48, 96])
@@ -40,10 +50,15 @@ class Config:
     history_a: float = -0.5  # Keys' a of the history kernel (§2): -0.5 is Catmull-Rom, lower is sharper
     layout: str = "rgb"  # the head layout (LAYOUTS); anything but "rgb" is an experiment
     pixel_mlp: int = 0  # experiment (no backend computes it): hidden width of a per-pixel MLP refining the head
+    extra_features: tuple = ()  # experiment (no backend computes them): EXTRA_FEATURES appended to the pixel features
 
     def __post_init__(self):
         if self.layout not in LAYOUTS:
             raise ValueError(f"config layout {self.layout!r} is not one of {', '.join(LAYOUTS)}")
+        self.extra_features = tuple(self.extra_features)
+        bad = [f for f in self.extra_features if f not in EXTRA_FEATURES]
+        if bad:
+            raise ValueError(f"config extra_features {bad} are not among {', '.join(EXTRA_FEATURES)}")
 
     @property
     def memory_channels(self):
@@ -51,7 +66,7 @@ class Config:
 
     @property
     def pixel_features(self):
-        return PIXEL_FEATURES - 2 + self.memory_channels
+        return PIXEL_FEATURES - 2 + self.memory_channels + sum(EXTRA_FEATURES[f] for f in self.extra_features)
 
     @property
     def levels(self):
@@ -74,6 +89,8 @@ class Config:
             d["layout"] = self.layout
         if self.pixel_mlp:  # an experiment: no backend loads such a package
             d["pixel_mlp"] = self.pixel_mlp
+        if self.extra_features:  # an experiment: no backend loads such a package
+            d["extra_features"] = list(self.extra_features)
         return d
 
     @staticmethod

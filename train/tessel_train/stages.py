@@ -202,6 +202,25 @@ def features(ctx):
     return out
 
 
+def extra_features(ctx, names):
+    """The experiment's features beyond the contract's (net.EXTRA_FEATURES), in the order named."""
+    out = []
+    for n in names:
+        if n == "phase":
+            t = ctx["prev"] - 0.5
+            out.append(0.5 - ((t - torch.floor(t)) - 0.5).abs())
+        elif n == "motion":
+            m = ctx["motion"][:, 4]
+            u = torch.sqrt(m[:, 0] ** 2 + m[:, 1] ** 2)
+            out.append((u / (1.0 + u)).unsqueeze(1))
+        elif n == "spread":
+            lum = luma(ctx["c"])
+            out.append(torch.sqrt((lum.pow(2).mean(1) - lum.mean(1).pow(2)).clamp(min=0.0)).unsqueeze(1))
+        else:
+            raise ValueError(f"unknown extra feature {n!r}")
+    return torch.cat(out, 1)
+
+
 def round16(x):
     return x.half().float()
 
@@ -356,6 +375,8 @@ def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EA
     if head_px is not None:
         out, new = ops.finish(ctx, head_px, p["exposure"], round_f16, accumulate)
         return out, new, {}
+    if net.cfg.extra_features:  # an experiment's features after the contract's
+        feats = torch.cat([feats, extra_features(ctx, net.cfg.extra_features)], 1)
     toks = tokens(net, feats, round_f16)
     head = net(toks, phase)
     if round_f16:
