@@ -375,7 +375,8 @@ def parse_args():
                          "and the channels it frees as a per-pixel choice of the dilated history and more feature memory")
     ap.add_argument("--exp-grow", default="", metavar="SPEC",
                     help="experiment: more capacity than the --init package, its parts starting as the identity "
-                         "(experimental.grown_config: mid=N, decL=N, encL=N, pixel_mlp=N; pixel_mlp has no backend)")
+                         "(experimental.grown_config: mid=N, decL=N, encL=N, pixel_mlp=N, features=A+B of net.EXTRA_FEATURES; "
+                         "no backend computes pixel_mlp or features)")
     ap.add_argument("--exp-history-kernel", action="store_true",
                     help="experiment (tessel_train/experimental.py): channel 2 sets the history kernel's sharpness; "
                          "validation only, no package")
