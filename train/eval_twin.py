@@ -7,7 +7,7 @@ where the contract does, so its figures sit within a few hundredths of a dB of t
 
     python3 train/eval_twin.py out/scenes/1001/640x360 v10=models/tessel-v10 choice=DIR:dilate_choice [--device cuda]
 
-Each package is LABEL=DIR, optionally :EXPERIMENT (dilate_choice, dilate, dilate_mix=P). Every kind-ratio folder of the
+Each package is LABEL=DIR, optionally :EXPERIMENT (dilate_choice, dilate, dilate_mix=P, depth_gather=TAU). Every kind-ratio folder of the
 scene root is scored (KIND-RATIO/frames.json); the table compares every package with the first."""
 import argparse
 import glob
@@ -25,7 +25,9 @@ from tessel_train.sequence import load_sequence  # noqa: E402
 
 # dilate_mix=P: the dilate-choice head with channel 2 set to a constant mix P for every pixel (its
 # rows cleared, as experimental.init_dilate_choice does): what a uniform mix gives, untrained.
-EXPERIMENTS = {"dilate_choice": "DILATE_CHOICE", "dilate": "DILATE_MOTION", "dilate_mix": "DILATE_CHOICE"}
+# depth_gather=TAU: the gather weighted by nearness as well (stages.DEPTH_GATHER), untrained.
+EXPERIMENTS = {"dilate_choice": "DILATE_CHOICE", "dilate": "DILATE_MOTION", "dilate_mix": "DILATE_CHOICE", "depth_gather": "DEPTH_GATHER"}
+VALUED = ("dilate_mix", "depth_gather")
 
 
 def package_arg(text):
@@ -34,8 +36,10 @@ def package_arg(text):
         raise argparse.ArgumentTypeError(f"a package is LABEL=DIR[:EXPERIMENT]; got {text!r}")
     path, _, exp = rest.partition(":")
     name, _, value = exp.partition("=")
-    if exp and (name not in EXPERIMENTS or (name == "dilate_mix") != bool(value)):
-        raise argparse.ArgumentTypeError(f"{text!r}: experiment {exp!r} is not one of dilate_choice, dilate, dilate_mix=P")
+    if exp and (name not in EXPERIMENTS or (name in VALUED) != bool(value)):
+        raise argparse.ArgumentTypeError(f"{text!r}: experiment {exp!r} is not one of dilate_choice, dilate, dilate_mix=P, depth_gather=TAU")
+    if name == "depth_gather" and not float(value) > 0.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: TAU must be positive")
     if name == "dilate_mix" and not 0.0 < float(value) < 1.0:
         raise argparse.ArgumentTypeError(f"{text!r}: the mix must lie in (0, 1)")
     if not os.path.exists(os.path.join(path, "model.json")):
@@ -85,7 +89,7 @@ def main():
         if name == "dilate_mix":
             p = float(value)
             experimental.init_dilate_choice(net, trained=True, start=math.log(p / (1.0 - p)))
-        nets.append((label, net.to(a.device).eval(), name))
+        nets.append((label, net.to(a.device).eval(), exp))
     res = {}
     for c in cases:
         case = os.path.basename(os.path.dirname(c))
@@ -93,14 +97,15 @@ def main():
         if seq["reference"] is None:
             sys.exit(f"{c}: frames without a reference")
         for label, net, exp in nets:
-            for flag in EXPERIMENTS.values():
-                setattr(stages, flag, False)
+            for flag in set(EXPERIMENTS.values()):
+                setattr(stages, flag, 0.0 if flag == "DEPTH_GATHER" else False)
             if exp:
-                setattr(stages, EXPERIMENTS[exp], True)
+                name, _, value = exp.partition("=")
+                setattr(stages, EXPERIMENTS[name], float(value) if name == "depth_gather" else True)
             res.setdefault(case, {})[label] = score(net, seq, a.start, a.device)
         print(f"{case}: " + ", ".join(f"{l} {p:.3f} dB {t:.4f}" for l, (p, t) in res[case].items()), file=sys.stderr, flush=True)
-    for flag in EXPERIMENTS.values():
-        setattr(stages, flag, False)
+    for flag in set(EXPERIMENTS.values()):
+        setattr(stages, flag, 0.0 if flag == "DEPTH_GATHER" else False)
     if a.json:
         json.dump(res, open(a.json, "w"), indent=1)
     table(res, [l for l, _, _ in a.packages])

@@ -124,6 +124,10 @@ DILATE_MOTION = False  # experiment (train.py --exp-dilate): the history at the 
 # the 3x3, by head channel 2 (sigmoid), which then no longer rectifies. The features keep the
 # contract's history; validity, nearness and memory keep the nearest sample's motion.
 DILATE_CHOICE = False
+# experiment (train/eval_twin.py :depth_gather=TAU; no backend computes it): the gather's weights
+# times exp(-(dn / TAU)^2), dn the sample's nearness difference from the nearest sample's relative
+# to it, so that a pixel on a depth edge gathers from its own surface. 0: off (the contract).
+DEPTH_GATHER = 0.0
 
 
 def dilated_motion(nears, mots):
@@ -293,6 +297,9 @@ def reconstruct(ctx, ctl, accumulate=False):
     d2min = d2.min(1, keepdim=True).values
     inv = 1.0 / (2.0 * ctl["sigma"] * ctl["sigma"])
     w = torch.exp(-(d2 - d2min) * inv.unsqueeze(1))  # [B,9,H,W]
+    if DEPTH_GATHER:
+        near = ctx["near"]
+        w = w * torch.exp(-(((near - near[:, 4:5]) / (near[:, 4:5] + 1e-3)) / DEPTH_GATHER) ** 2)
     c = ctx["c"]  # [B,9,3,H,W]
     cur = (w.unsqueeze(2) * c).sum(1) / w.sum(1, keepdim=True)
     lo, hi = c.min(1).values, c.max(1).values
