@@ -30,6 +30,12 @@ EXPERIMENTS = {"dilate_choice": "DILATE_CHOICE", "dilate": "DILATE_MOTION", "dil
 VALUED = ("dilate_mix", "depth_gather")
 
 
+def clear_experiments():
+    """Every experiment's flag in stages back to the contract's (off)."""
+    for flag in set(EXPERIMENTS.values()):
+        setattr(stages, flag, 0.0 if flag == "DEPTH_GATHER" else False)
+
+
 def package_arg(text):
     label, sep, rest = text.partition("=")
     if not sep or not label or not rest:
@@ -97,15 +103,13 @@ def main():
         if seq["reference"] is None:
             sys.exit(f"{c}: frames without a reference")
         for label, net, exp in nets:
-            for flag in set(EXPERIMENTS.values()):
-                setattr(stages, flag, 0.0 if flag == "DEPTH_GATHER" else False)
+            clear_experiments()
             if exp:
                 name, _, value = exp.partition("=")
                 setattr(stages, EXPERIMENTS[name], float(value) if name == "depth_gather" else True)
             res.setdefault(case, {})[label] = score(net, seq, a.start, a.device)
         print(f"{case}: " + ", ".join(f"{l} {p:.3f} dB {t:.4f}" for l, (p, t) in res[case].items()), file=sys.stderr, flush=True)
-    for flag in set(EXPERIMENTS.values()):
-        setattr(stages, flag, 0.0 if flag == "DEPTH_GATHER" else False)
+    clear_experiments()
     if a.json:
         json.dump(res, open(a.json, "w"), indent=1)
     table(res, [l for l, _, _ in a.packages])

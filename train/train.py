@@ -197,15 +197,14 @@ def init_from_package(net, pkg, grow=""):
     src, mj = load_net(pkg)
     # The reconstruction's settings (`accumulate`, `history_a`) may differ from the package's: the
     # tensors are the same.
-    if grow and src.cfg != net.cfg and dataclasses.replace(net.cfg, accumulate=src.cfg.accumulate, history_a=src.cfg.history_a) == experimental.grown_config(src.cfg, grow):
+    grown = grow and dataclasses.replace(net.cfg, accumulate=src.cfg.accumulate, history_a=src.cfg.history_a) == experimental.grown_config(src.cfg, grow)
+    if grown:  # --exp-grow: the package's tensors, the new parts as the identity
         new = experimental.grow_from(net, src)
         log(f"--exp-grow {grow}: {pkg}'s weights, {len(new)} new tensors ({', '.join(sorted({k.rsplit('.', 1)[0] for k in new}))}) "
             f"starting as the identity")
-        b = mj["baseline"]
-        return (b["blend"], b["sigma"], b["clamp"]), mj.get("provenance", {}).get("baseline_search", {})
-    if dataclasses.replace(src.cfg, accumulate=net.cfg.accumulate, history_a=net.cfg.history_a, layout=net.cfg.layout) != net.cfg:
+    elif dataclasses.replace(src.cfg, accumulate=net.cfg.accumulate, history_a=net.cfg.history_a, layout=net.cfg.layout) != net.cfg:
         sys.exit(f"--init {pkg}: model.json config {mj['config']} differs from this run's network {net.cfg}")
-    if src.cfg.layout != net.cfg.layout:  # --exp-layout from a package of the contract's layout
+    elif src.cfg.layout != net.cfg.layout:  # --exp-layout from a package of the contract's layout
         if src.cfg.layout != "rgb":
             sys.exit(f"--init {pkg}: --exp-layout {net.cfg.layout} starts from a package of the contract's layout, not {src.cfg.layout!r}")
         experimental.adapt_layout(net, src)
@@ -632,8 +631,9 @@ def main():
     start = min(EARLY_FRAMES, a.frames // 2, a.val_frames // 2)
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
-    cfg = Config.from_json(ck["config"]) if ck is not None and "config" in ck else Config(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
-    if a.exp_grow and not (ck is not None and "config" in ck):
+    resumed_cfg = ck is not None and "config" in ck
+    cfg = Config.from_json(ck["config"]) if resumed_cfg else Config(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
+    if a.exp_grow and not resumed_cfg:
         if not a.init:
             sys.exit("--exp-grow grows an --init package")
         cfg = experimental.grown_config(cfg, a.exp_grow)
@@ -679,7 +679,7 @@ def main():
     export_package(net.float().cpu(), a.package, os.path.basename(os.path.normpath(a.package)),
                    "tessel's own model: Swin-style window U-Net over 4x4-pixel tokens, trained on procedural scenes (train/train.py)",
                    baseline, prov)
-    if cfg.layout == "rgb" and not cfg.pixel_mlp and not cfg.extra_features:  # golden vectors are the contract's
+    if cfg.in_contract:  # golden vectors are the contract's
         write_all(net, a.golden, a.package)
     else:
         log(f"{'--exp-layout ' + cfg.layout if cfg.layout != 'rgb' else '--exp-grow ' + a.exp_grow}: no golden vectors (no backend computes this head)")

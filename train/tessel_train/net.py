@@ -69,6 +69,11 @@ class Config:
         return PIXEL_FEATURES - 2 + self.memory_channels + sum(EXTRA_FEATURES[f] for f in self.extra_features)
 
     @property
+    def in_contract(self):
+        """Whether every backend computes this network (no training-only head layout or part)."""
+        return self.layout == "rgb" and not self.pixel_mlp and not self.extra_features
+
+    @property
     def levels(self):
         return len(self.channels)
 
