@@ -7,7 +7,7 @@ where the contract does, so its figures sit within a few hundredths of a dB of t
 
     python3 train/eval_twin.py out/scenes/1001/640x360 v10=models/tessel-v10 choice=DIR:dilate_choice [--device cuda]
 
-Each package is LABEL=DIR, optionally :EXPERIMENT (dilate_choice, dilate, dilate_mix=P, depth_gather=TAU). Every kind-ratio folder of the
+Each package is LABEL=DIR, optionally :EXPERIMENT (dilate_choice, dilate, dilate_mix=P, depth_gather=TAU, dering=A). Every kind-ratio folder of the
 scene root is scored (KIND-RATIO/frames.json); the table compares every package with the first."""
 import argparse
 import glob
@@ -26,8 +26,11 @@ from tessel_train.sequence import load_sequence  # noqa: E402
 # dilate_mix=P: the dilate-choice head with channel 2 set to a constant mix P for every pixel (its
 # rows cleared, as experimental.init_dilate_choice does): what a uniform mix gives, untrained.
 # depth_gather=TAU: the gather weighted by nearness as well (stages.DEPTH_GATHER), untrained.
-EXPERIMENTS = {"dilate_choice": "DILATE_CHOICE", "dilate": "DILATE_MOTION", "dilate_mix": "DILATE_CHOICE", "depth_gather": "DEPTH_GATHER"}
-VALUED = ("dilate_mix", "depth_gather")
+# dering=A: the history kernel's a set to A and its result clamped to its 2 x 2 nearest texels
+# (stages.HISTORY_DERING), untrained.
+EXPERIMENTS = {"dilate_choice": "DILATE_CHOICE", "dilate": "DILATE_MOTION", "dilate_mix": "DILATE_CHOICE", "depth_gather": "DEPTH_GATHER",
+               "dering": "HISTORY_DERING"}
+VALUED = ("dilate_mix", "depth_gather", "dering")
 
 
 def clear_experiments():
@@ -43,9 +46,11 @@ def package_arg(text):
     path, _, exp = rest.partition(":")
     name, _, value = exp.partition("=")
     if exp and (name not in EXPERIMENTS or (name in VALUED) != bool(value)):
-        raise argparse.ArgumentTypeError(f"{text!r}: experiment {exp!r} is not one of dilate_choice, dilate, dilate_mix=P, depth_gather=TAU")
+        raise argparse.ArgumentTypeError(f"{text!r}: experiment {exp!r} is not one of dilate_choice, dilate, dilate_mix=P, depth_gather=TAU, dering=A")
     if name == "depth_gather" and not float(value) > 0.0:
         raise argparse.ArgumentTypeError(f"{text!r}: TAU must be positive")
+    if name == "dering" and not -1.0 <= float(value) <= 0.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: Keys' a must lie in [-1, 0]")
     if name == "dilate_mix" and not 0.0 < float(value) < 1.0:
         raise argparse.ArgumentTypeError(f"{text!r}: the mix must lie in (0, 1)")
     if not os.path.exists(os.path.join(path, "model.json")):
@@ -95,6 +100,8 @@ def main():
         if name == "dilate_mix":
             p = float(value)
             experimental.init_dilate_choice(net, trained=True, start=math.log(p / (1.0 - p)))
+        if name == "dering":
+            net.cfg.history_a = float(value)
         nets.append((label, net.to(a.device).eval(), exp))
     res = {}
     for c in cases:

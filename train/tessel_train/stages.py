@@ -128,6 +128,20 @@ DILATE_CHOICE = False
 # times exp(-(dn / TAU)^2), dn the sample's nearness difference from the nearest sample's relative
 # to it, so that a pixel on a depth edge gathers from its own surface. 0: off (the contract).
 DEPTH_GATHER = 0.0
+# experiment (train/eval_twin.py :dering=A; no backend computes it): the cubic history clamped per
+# channel to the range of its 2 x 2 nearest texels (the bilinear footprint), so that a sharper
+# kernel cannot overshoot; False: off (the contract).
+HISTORY_DERING = False
+
+
+def footprint_range(img, px, py):
+    """Per-channel min and max of the 2 x 2 texels around (px, py), clamp-to-edge -> two [B,C,H,W]."""
+    h, w = img.shape[-2:]
+    ix, iy = torch.floor(px - 0.5).long(), torch.floor(py - 0.5).long()
+    taps = [_gather(img, (iy + dy).clamp(0, h - 1), (ix + dx).clamp(0, w - 1)) for dy in (0, 1) for dx in (0, 1)]
+    lo = torch.minimum(torch.minimum(taps[0], taps[1]), torch.minimum(taps[2], taps[3]))
+    hi = torch.maximum(torch.maximum(taps[0], taps[1]), torch.maximum(taps[2], taps[3]))
+    return lo, hi
 
 
 def dilated_motion(nears, mots):
@@ -177,7 +191,11 @@ def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
     ok = (hist["valid"] * (~reset).float()).view(B, 1, 1)
     valid = (1.0 - outside).clamp(0.0, 1.0) * ok
     reexpose = lambda h: tonemap(untonemap(h) * (p["exposure"] / hist["exposure"])) if hist["exposure"] != p["exposure"] else h
-    hc = reexpose(sample_keys(hist["color"], px, py, history_a).clamp(0.0, Y_MAX))
+    hc = sample_keys(hist["color"], px, py, history_a)
+    if HISTORY_DERING:
+        lo, hi = footprint_range(hist["color"], px, py)
+        hc = torch.minimum(torch.maximum(hc, lo), hi)
+    hc = reexpose(hc.clamp(0.0, Y_MAX))
     prev_near = sample_bilinear(hist["near"], px, py)[:, 0]
     memory = sample_bilinear(hist["memory"], px, py)
     count = sample_bilinear(hist["count"], px, py)[:, 0]
