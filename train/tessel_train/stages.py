@@ -94,15 +94,22 @@ def sample_cubic(img, px, py, weights):
     return out
 
 
-def sample_bilinear(img, px, py):
+def footprint(img, px, py):
+    """The 2 x 2 texels around (px, py), clamp-to-edge: t00, t01, t10, t11 (row, column; each
+    [B,C,H,W]) and the fractions fx, fy [B,1,H,W] of (px, py) between them."""
     h, w = img.shape[-2:]
     ux, uy = px - 0.5, py - 0.5
     fx0, fy0 = torch.floor(ux), torch.floor(uy)
     fx, fy = (ux - fx0).unsqueeze(1), (uy - fy0).unsqueeze(1)
     ix, iy = fx0.long(), fy0.long()
     g = lambda dy, dx: _gather(img, (iy + dy).clamp(0, h - 1), (ix + dx).clamp(0, w - 1))
-    top = g(0, 0) + (g(0, 1) - g(0, 0)) * fx
-    bot = g(1, 0) + (g(1, 1) - g(1, 0)) * fx
+    return (g(0, 0), g(0, 1), g(1, 0), g(1, 1)), fx, fy
+
+
+def sample_bilinear(img, px, py):
+    (t00, t01, t10, t11), fx, fy = footprint(img, px, py)
+    top = t00 + (t01 - t00) * fx
+    bot = t10 + (t11 - t10) * fx
     return top + (bot - top) * fy
 
 
@@ -132,16 +139,6 @@ DEPTH_GATHER = 0.0
 # channel to the range of its 2 x 2 nearest texels (the bilinear footprint), so that a sharper
 # kernel cannot overshoot; False: off (the contract).
 HISTORY_DERING = False
-
-
-def footprint_range(img, px, py):
-    """Per-channel min and max of the 2 x 2 texels around (px, py), clamp-to-edge -> two [B,C,H,W]."""
-    h, w = img.shape[-2:]
-    ix, iy = torch.floor(px - 0.5).long(), torch.floor(py - 0.5).long()
-    taps = [_gather(img, (iy + dy).clamp(0, h - 1), (ix + dx).clamp(0, w - 1)) for dy in (0, 1) for dx in (0, 1)]
-    lo = torch.minimum(torch.minimum(taps[0], taps[1]), torch.minimum(taps[2], taps[3]))
-    hi = torch.maximum(torch.maximum(taps[0], taps[1]), torch.maximum(taps[2], taps[3]))
-    return lo, hi
 
 
 def dilated_motion(nears, mots):
@@ -193,8 +190,8 @@ def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
     reexpose = lambda h: tonemap(untonemap(h) * (p["exposure"] / hist["exposure"])) if hist["exposure"] != p["exposure"] else h
     hc = sample_keys(hist["color"], px, py, history_a)
     if HISTORY_DERING:
-        lo, hi = footprint_range(hist["color"], px, py)
-        hc = torch.minimum(torch.maximum(hc, lo), hi)
+        taps = torch.stack(footprint(hist["color"], px, py)[0])
+        hc = torch.clamp(hc, taps.amin(0), taps.amax(0))
     hc = reexpose(hc.clamp(0.0, Y_MAX))
     prev_near = sample_bilinear(hist["near"], px, py)[:, 0]
     memory = sample_bilinear(hist["memory"], px, py)
