@@ -170,9 +170,11 @@ def segments(per_frame, start):
     return window(per_frame, start), window(per_frame, 0, start)
 
 
-def gain(res, base):
-    """Mean over ratios of res - base."""
-    return sum(res[r] - base[r] for r in RATIOS) / len(RATIOS)
+def gain(res, base, weights=None):
+    """Mean of res - base over the ratios a run trains on: every ratio, or those whose --ratio-weights
+    weight is above 0 (a run of one ratio selects its weights on that ratio alone)."""
+    rs = [r for i, r in enumerate(RATIOS) if weights is None or weights[i] > 0]
+    return sum(res[r] - base[r] for r in rs) / len(rs)
 
 
 def tune_baseline(cache, size, n, start):
@@ -326,7 +328,8 @@ def parse_args():
                     help="folder keeping generated sequences between runs ('' for none); about 5 GB at the defaults")
     ap.add_argument("--cache", type=int, default=512, help="training sequences per ratio (256 overfitted within 5,000 steps)")
     ap.add_argument("--ratio-weights", type=ratio_weights, default=None, metavar="W1,W2,W3",
-                    help="how often each ratio's sequences are drawn for a batch (default: equally often; a resumed run keeps its checkpoint's)")
+                    help="how often each ratio's sequences are drawn for a batch (default: equally often; a resumed run keeps its checkpoint's); "
+                         "validation selects the best weights on the ratios weighted above 0")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--ema", type=float, default=None, metavar="DECAY",
                     help="also keep an exponential moving average of the weights (e.g. 0.999; default off, a resumed run keeps "
@@ -500,7 +503,7 @@ class Trainer:
         return hist, (po.detach(), pgt.detach()), loss.detach()  # the loss is read only when logged: no sync per step
 
     def validate(self, val, base_val, start):
-        """Validation gain over the tuned baseline (mean over ratios, frames >= start) of the raw weights
+        """Validation gain over the tuned baseline (gain(): mean over the ratios trained on, frames >= start) of the raw weights
         and, with --ema, of their average; keeps the best of either. base_val: validate()'s per-frame
         PSNRs of the baseline. The gain over frames 0..start-1, right after the reset, is logged beside it."""
         cands = dict(raw=self.net, **({"average": self.ema.net} if self.ema else {}))
@@ -509,7 +512,8 @@ class Trainer:
         for kind, net in cands.items():
             net.eval()
             res[kind], res_early = segments(validate(net, val, self.a.size, ops=self.ops), start)
-            gains[kind], early[kind] = gain(res[kind], base), gain(res_early, base_early)
+            w = self.ratio_weights
+            gains[kind], early[kind] = gain(res[kind], base, w), gain(res_early, base_early, w)
         raw = res["raw"]
         self.val_log.append(dict(step=self.step, seconds=round(self.seconds(), 1), gain=round(gains["raw"], 4),
                                  **{f"{r}x": round(raw[r], 4) for r in RATIOS}, early_gain=round(early["raw"], 4),
