@@ -295,6 +295,16 @@ TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint a
 #define TS_ROWS_STORE 1
 #define TS_ROWS_PREFETCH 2
 
+// TS_ROWS_ONCE: cache hints for the token and head buffers, which a launch reads or writes once
+// (134 MB each at 3840x2160, well over L2): bit 0 reads them evict-first, bit 1 stores them
+// streaming, so that they do not push the level's stream and skip, read by the next launch,
+// out of L2. 0: no hints (build with TESSEL_KERNEL_CFLAGS=-DTS_ROWS_ONCE=0). Both on the H200
+// (BENCHMARKS.md, twenty-fourth session): 0.562 -> 0.560 ms at 3840x2160 as graphs, 0.292 ->
+// 0.288 at 2560x1440, the same head to the bit.
+#ifndef TS_ROWS_ONCE
+#define TS_ROWS_ONCE 3
+#endif
+
 // Column half `half` (128 bytes) of the warp's 16 token rows of a 128-half buffer into `rows`,
 // as 16-byte loads (or, STORE, back from `rows` to the buffer; PREFETCH: issued before the MLP,
 // which uses no shared memory, so that the loads overlap it).
@@ -308,11 +318,13 @@ TS_INLINE void rows_copy(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS
         ts_uint tok = window_token(p, o, row_pos(o, warp, row));
         ts_uint4* g = (ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS) + 8 * half + col;
         if (MODE == TS_ROWS_STORE) {
-            *g = ((const ts_uint4*)rows[row])[col];
+            if (TS_ROWS_ONCE & 2) ts_st16_once(g, ((const ts_uint4*)rows[row])[col]);
+            else *g = ((const ts_uint4*)rows[row])[col];
         } else if (MODE == TS_ROWS_PREFETCH) {
-            ts_cp_async16((ts_uint4*)rows[row] + col, g);
+            if (TS_ROWS_ONCE & 1) ts_cp_async16_once((ts_uint4*)rows[row] + col, g);
+            else ts_cp_async16((ts_uint4*)rows[row] + col, g);
         } else {
-            ((ts_uint4*)rows[row])[col] = *g;
+            ((ts_uint4*)rows[row])[col] = (TS_ROWS_ONCE & 1) ? ts_ld16_once(g) : *g;
         }
     }
     if (MODE == TS_ROWS_PREFETCH) {

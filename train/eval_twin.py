@@ -7,7 +7,7 @@ where the contract does, so its figures sit within a few hundredths of a dB of t
 
     python3 train/eval_twin.py out/scenes/1001/640x360 v10=models/tessel-v10 choice=DIR:dilate_choice [--device cuda]
 
-Each package is LABEL=DIR, optionally :EXPERIMENT (dilate_choice, dilate, dilate_mix=P, depth_gather=TAU, dering=A). Every kind-ratio folder of the
+Each package is LABEL=DIR, optionally :EXPERIMENT (dilate_choice, dilate, dilate_mix=P, depth_gather=TAU, dering=A, dilate_thin=K). Every kind-ratio folder of the
 scene root is scored (KIND-RATIO/frames.json); the table compares every package with the first."""
 import argparse
 import glob
@@ -28,15 +28,17 @@ from tessel_train.sequence import load_sequence  # noqa: E402
 # depth_gather=TAU: the gather weighted by nearness as well (stages.DEPTH_GATHER), untrained.
 # dering=A: the history kernel's a set to A and its result clamped to its 2 x 2 nearest texels
 # (stages.HISTORY_DERING), untrained.
+# dilate_thin=K: the history at the nearest surface's motion where that surface covers at most K of
+# the 3 x 3's samples (stages.DILATE_THIN), untrained.
 EXPERIMENTS = {"dilate_choice": "DILATE_CHOICE", "dilate": "DILATE_MOTION", "dilate_mix": "DILATE_CHOICE", "depth_gather": "DEPTH_GATHER",
-               "dering": "HISTORY_DERING"}
-VALUED = ("dilate_mix", "depth_gather", "dering")
+               "dering": "HISTORY_DERING", "dilate_thin": "DILATE_THIN"}
+VALUED = ("dilate_mix", "depth_gather", "dering", "dilate_thin")
 
 
 def clear_experiments():
     """Every experiment's flag in stages back to the contract's (off)."""
     for flag in set(EXPERIMENTS.values()):
-        setattr(stages, flag, 0.0 if flag == "DEPTH_GATHER" else False)
+        setattr(stages, flag, 0.0 if flag == "DEPTH_GATHER" else 0 if flag == "DILATE_THIN" else False)
 
 
 def package_arg(text):
@@ -46,7 +48,9 @@ def package_arg(text):
     path, _, exp = rest.partition(":")
     name, _, value = exp.partition("=")
     if exp and (name not in EXPERIMENTS or (name in VALUED) != bool(value)):
-        raise argparse.ArgumentTypeError(f"{text!r}: experiment {exp!r} is not one of dilate_choice, dilate, dilate_mix=P, depth_gather=TAU, dering=A")
+        raise argparse.ArgumentTypeError(f"{text!r}: experiment {exp!r} is not one of dilate_choice, dilate, dilate_mix=P, depth_gather=TAU, dering=A, dilate_thin=K")
+    if name == "dilate_thin" and not (value.isdigit() and 1 <= int(value) <= 8):
+        raise argparse.ArgumentTypeError(f"{text!r}: K must be a whole number from 1 to 8")
     if name == "depth_gather" and not float(value) > 0.0:
         raise argparse.ArgumentTypeError(f"{text!r}: TAU must be positive")
     if name == "dering" and not -1.0 <= float(value) <= 0.0:
@@ -113,7 +117,7 @@ def main():
             clear_experiments()
             if exp:
                 name, _, value = exp.partition("=")
-                setattr(stages, EXPERIMENTS[name], float(value) if name == "depth_gather" else True)
+                setattr(stages, EXPERIMENTS[name], float(value) if name == "depth_gather" else int(value) if name == "dilate_thin" else True)
             res.setdefault(case, {})[label] = score(net, seq, a.start, a.device)
         print(f"{case}: " + ", ".join(f"{l} {p:.3f} dB {t:.4f}" for l, (p, t) in res[case].items()), file=sys.stderr, flush=True)
     clear_experiments()

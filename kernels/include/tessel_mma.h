@@ -76,11 +76,28 @@ TS_DEVICE void ts_mma_k8(float d[4], ts_uint a0, ts_uint a1, ts_uint b) {
 
 TS_DEVICE void ts_warp_sync() { __nvvm_bar_warp_sync(0xffffffffu); }
 
+typedef ts_uint ts_uint4 __attribute__((ext_vector_type(4)));
+
 // 16 bytes from global to shared memory without going through registers (cp.async, sm_80):
 // the copy runs while the warp goes on; ts_cp_async_commit closes a group of copies and
 // ts_cp_async_wait_all waits for every copy this thread issued.
 TS_DEVICE void ts_cp_async16(void* shared_dst, const void* global_src) {
     asm volatile("{\n .reg .u64 s;\n cvta.to.shared.u64 s, %0;\n cp.async.cg.shared.global [s], [%1], 16;\n}" ::"l"(shared_dst), "l"(global_src) : "memory");
+}
+// The same with L2's evict-first policy for the line (createpolicy, sm_80): data read once,
+// which should not push what the next launch reads out of L2.
+TS_DEVICE void ts_cp_async16_once(void* shared_dst, const void* global_src) {
+    asm volatile("{\n .reg .u64 s, pol;\n cvta.to.shared.u64 s, %0;\n createpolicy.fractional.L2::evict_first.b64 pol, 1.0;\n"
+                 " cp.async.cg.shared.global.L2::cache_hint [s], [%1], 16, pol;\n}" ::"l"(shared_dst), "l"(global_src) : "memory");
+}
+// 16-byte global load and store marked as streaming (.cs: evict first from L1 and L2).
+TS_DEVICE ts_uint4 ts_ld16_once(const void* g) {
+    ts_uint4 v;
+    asm volatile("ld.global.cs.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(g));
+    return v;
+}
+TS_DEVICE void ts_st16_once(void* g, ts_uint4 v) {
+    asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(g), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
 }
 TS_DEVICE void ts_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 TS_DEVICE void ts_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
@@ -91,7 +108,6 @@ TS_DEVICE void ts_cp_async_wait_but_one() { asm volatile("cp.async.wait_group 1;
 // later load finds it there instead of in device memory.
 TS_DEVICE void ts_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
-typedef ts_uint ts_uint4 __attribute__((ext_vector_type(4)));
 
 // The A tile made of two C tiles (cols 0-7: lo, cols 8-15: hi), each scaled per row.
 TS_DEVICE void ts_c_to_a(ts_uint a[4], const float lo[4], const float hi[4], float row0, float row1) {

@@ -139,6 +139,12 @@ DEPTH_GATHER = 0.0
 # channel to the range of its 2 x 2 nearest texels (the bilinear footprint), so that a sharper
 # kernel cannot overshoot; False: off (the contract).
 HISTORY_DERING = False
+# experiment (train/eval_twin.py :dilate_thin=K; no backend computes it): the history at the nearest
+# surface's motion (dilated_motion) only where that surface covers at most K of the 3x3's samples
+# (their nearness within THIN_TOLERANCE of the nearest's, relative to it): a sparsely sampled wire,
+# not a large object's edge. 0: off (the contract).
+DILATE_THIN = 0
+THIN_TOLERANCE = 0.05
 
 
 def dilated_motion(nears, mots):
@@ -147,6 +153,13 @@ def dilated_motion(nears, mots):
     best = nears.argmax(1, keepdim=True)
     md = torch.gather(mots, 1, best.unsqueeze(2).expand(-1, -1, 2, -1, -1))[:, 0]
     return torch.where((nears.amax(1) > nears[:, 4]).unsqueeze(1), md, mots[:, 4])
+
+
+def thin_dilated_motion(nears, mots, k):
+    """dilated_motion where the nearest surface covers at most k of the 9 samples, else the centre's."""
+    nmax = nears.amax(1, keepdim=True)
+    cover = ((nmax - nears) / (nmax + 1e-3) < THIN_TOLERANCE).sum(1)
+    return torch.where((cover <= k).unsqueeze(1), dilated_motion(nears, mots), mots[:, 4])
 
 
 def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
@@ -179,7 +192,7 @@ def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
     cols = torch.stack(cols, 1)  # [B,9,3,H,W]
     nears = torch.stack(nears, 1)[:, :, 0]  # [B,9,H,W]
     mots = torch.stack(mots, 1)  # [B,9,2,H,W]
-    m = dilated_motion(nears, mots) if DILATE_MOTION else mots[:, 4]
+    m = dilated_motion(nears, mots) if DILATE_MOTION else thin_dilated_motion(nears, mots, DILATE_THIN) if DILATE_THIN else mots[:, 4]
     px = (xs.view(1, 1, W) + 0.5) + m[:, 0]
     py = (ys.view(1, H, 1) + 0.5) + m[:, 1]
     outside = torch.zeros_like(px)
