@@ -33,12 +33,14 @@ from tessel_train.sequence import load_sequence  # noqa: E402
 EXPERIMENTS = {"dilate_choice": "DILATE_CHOICE", "dilate": "DILATE_MOTION", "dilate_mix": "DILATE_CHOICE", "depth_gather": "DEPTH_GATHER",
                "dering": "HISTORY_DERING", "dilate_thin": "DILATE_THIN"}
 VALUED = ("dilate_mix", "depth_gather", "dering", "dilate_thin")
+# The experiments whose stages flag holds their value; the others' flags are switches (True).
+FLAG_VALUES = {"depth_gather": float, "dilate_thin": int}
 
 
 def clear_experiments():
     """Every experiment's flag in stages back to the contract's (off)."""
     for flag in set(EXPERIMENTS.values()):
-        setattr(stages, flag, 0.0 if flag == "DEPTH_GATHER" else 0 if flag == "DILATE_THIN" else False)
+        setattr(stages, flag, type(getattr(stages, flag))())  # False, 0.0 or 0
 
 
 def package_arg(text):
@@ -117,7 +119,7 @@ def main():
             clear_experiments()
             if exp:
                 name, _, value = exp.partition("=")
-                setattr(stages, EXPERIMENTS[name], float(value) if name == "depth_gather" else int(value) if name == "dilate_thin" else True)
+                setattr(stages, EXPERIMENTS[name], FLAG_VALUES[name](value) if name in FLAG_VALUES else True)
             res.setdefault(case, {})[label] = score(net, seq, a.start, a.device)
         print(f"{case}: " + ", ".join(f"{l} {p:.3f} dB {t:.4f}" for l, (p, t) in res[case].items()), file=sys.stderr, flush=True)
     clear_experiments()
