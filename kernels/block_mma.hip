@@ -298,7 +298,8 @@ TS_INLINE void block_mlp(const BlockArgs& p, float xr[C / 8][4], const ts_uint a
 // TS_ROWS_ONCE: cache hints for the token and head buffers, which a launch reads or writes once
 // (134 MB each at 3840x2160, well over L2): bit 0 reads them evict-first, bit 1 stores them
 // streaming, so that they do not push the level's stream and skip, read by the next launch,
-// out of L2. 0: no hints (build with TESSEL_KERNEL_CFLAGS=-DTS_ROWS_ONCE=0). Both on the H200
+// out of L2. 0: no hints (build with TESSEL_KERNEL_CFLAGS=-DTS_ROWS_ONCE=0; at run time the
+// TS_ROWS_PLAIN flag, hip-net's TESSEL_HIP_CACHE_HINTS=0, turns them off). Both on the H200
 // (BENCHMARKS.md, twenty-fourth session): 0.562 -> 0.560 ms at 3840x2160 as graphs, 0.292 ->
 // 0.288 at 2560x1440, the same head to the bit.
 #ifndef TS_ROWS_ONCE
@@ -312,19 +313,20 @@ template <int MODE>
 TS_INLINE void rows_copy(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS_STAGE_STRIDE], ts_half* buf, ts_uint warp, ts_uint half) {
     if (MODE != TS_ROWS_PREFETCH) ts_warp_sync();  // every lane is done with what the rows held
     ts_uint lane = ts_lane();
+    const ts_uint once = (p.flags & TS_ROWS_PLAIN) ? 0u : (ts_uint)TS_ROWS_ONCE;
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         ts_uint idx = i * 32 + lane, row = idx / 8, col = idx % 8;
         ts_uint tok = window_token(p, o, row_pos(o, warp, row));
         ts_uint4* g = (ts_uint4*)(buf + tok * 2 * TS_ROW_WORDS) + 8 * half + col;
         if (MODE == TS_ROWS_STORE) {
-            if (TS_ROWS_ONCE & 2) ts_st16_once(g, ((const ts_uint4*)rows[row])[col]);
+            if (once & 2) ts_st16_once(g, ((const ts_uint4*)rows[row])[col]);
             else *g = ((const ts_uint4*)rows[row])[col];
         } else if (MODE == TS_ROWS_PREFETCH) {
-            if (TS_ROWS_ONCE & 1) ts_cp_async16_once((ts_uint4*)rows[row] + col, g);
+            if (once & 1) ts_cp_async16_once((ts_uint4*)rows[row] + col, g);
             else ts_cp_async16((ts_uint4*)rows[row] + col, g);
         } else {
-            ((ts_uint4*)rows[row])[col] = (TS_ROWS_ONCE & 1) ? ts_ld16_once(g) : *g;
+            ((ts_uint4*)rows[row])[col] = (once & 1) ? ts_ld16_once(g) : *g;
         }
     }
     if (MODE == TS_ROWS_PREFETCH) {

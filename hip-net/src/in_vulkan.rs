@@ -63,6 +63,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     // Level 0's stream in f16: nothing but these kernels touches the engine's residual buffers
     // while they run the network.
     let stream = crate::plan::stream16_words(crate::plan::stream16_choice(&mut plan, &bufs, cfg, &engine.grid));
+    let hints = crate::plan::cache_hints_words(crate::plan::cache_hints_choice(&mut plan));
     // Only the kernels the plan launches: the 48 KiB limit applies to what runs.
     let mut kernels: Vec<NativeKernel> = Vec::new();
     for l in &plan {
@@ -73,7 +74,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     }
     let mut native = NativeNetwork::new(shared, object.bytes, &kernels, weights).map_err(|e| e.to_string())?;
     let pulled = crate::plan::pull_words(crate::plan::pulls(&plan));
-    let describe = format!("fused {} kernels, {} PTX, {} launches, {stream}, {pulled}", matrix.describe(), object.target, plan.len());
+    let describe = format!("fused {} kernels, {} PTX, {} launches, {stream}, {pulled}, {hints}", matrix.describe(), object.target, plan.len());
     let launches = plan
         .iter()
         .map(|l| NativeLaunch { label: l.label.clone(), kernel: l.kernel.to_string(), grid: l.grid, block: l.block, args: (0..PHASES).map(|p| l.arg_bytes(p)).collect(), cost: l.cost })

@@ -14,7 +14,7 @@ use tessel_model::package::ModelPackage;
 use crate::buffer::{DeviceBuffer, DevicePtr, ExternalMemory};
 use crate::error::Result;
 use crate::module::{load_model_kernels, Function, Module};
-use crate::plan::{build, net_sizes, stream16_choice, Buffers, Launch};
+use crate::plan::{build, cache_hints_choice, net_sizes, stream16_choice, Buffers, Launch};
 use crate::platform::Context;
 use crate::stream::{Event, GraphExec, Stream};
 
@@ -59,6 +59,7 @@ pub struct Network {
     matrix: std::result::Result<tessel_kernels::Matrix, String>,
     /// Level 0's residual stream in f16 (plan::stream0_f16), or why not.
     stream16: std::result::Result<(), &'static str>,
+    cache_hints: std::result::Result<(), &'static str>,
 }
 
 /// The matrix-core path for a code object's target, or why the portable kernels run:
@@ -133,7 +134,8 @@ impl Network {
         };
         let mut plan = build(cfg, &grid, &bufs, &tensors, matrix.as_ref().map_or(crate::plan::Kernels::Portable, |m| (*m).into()));
         let stream16 = stream16_choice(&mut plan, &bufs, cfg, &grid);
-        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix, stream16 })
+        let cache_hints = cache_hints_choice(&mut plan);
+        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix, stream16, cache_hints })
     }
 
     /// Enqueues one launch of the plan for a window phase.
@@ -254,6 +256,11 @@ impl Network {
     /// Whether level 0's residual stream is stored in f16, or why not.
     pub fn stream16(&self) -> std::result::Result<(), &'static str> {
         self.stream16
+    }
+
+    /// Whether the fused blocks read the token rows and store the head with cache hints, or why not.
+    pub fn cache_hints(&self) -> std::result::Result<(), &'static str> {
+        self.cache_hints
     }
 
     /// One line per kernel the plan launches: registers and local (spill) bytes per thread

@@ -111,6 +111,9 @@ const _: () = assert!(std::mem::size_of::<BlockArgs>() == 256);
 /// level below's, is stored in f16.
 pub const STREAM_X_F16: u32 = 1;
 pub const STREAM_LOWER_F16: u32 = 2;
+/// BlockArgs::flags (TS_ROWS_PLAIN): the block reads the token rows and stores the head without
+/// cache hints (kernels/block_mma.hip's TS_ROWS_ONCE).
+pub const ROWS_PLAIN: u32 = 4;
 
 /// Stores level 0's residual stream in f16 (half its bytes: the embedding's store, the merge's
 /// gather, the expansion's read and write, the head's load) where only fused blocks touch it;
@@ -122,7 +125,7 @@ pub fn stream0_f16(plan: &mut [Launch], bufs: &Buffers, elems0: u64) -> bool {
     let other = plan.iter().any(|l| match &l.args {
         Args::Linear(a) => [a.x, a.y, a.aux].contains(&x0),
         Args::Attention(..) => false,
-        Args::Block(a, _) => a.flags != 0,
+        Args::Block(a, _) => a.flags & (STREAM_X_F16 | STREAM_LOWER_F16) != 0,
     });
     if other || x0 == 0 {
         return false;
@@ -156,6 +159,38 @@ pub fn stream16_choice(plan: &mut [Launch], bufs: &Buffers, cfg: &NetworkConfig,
         Ok(())
     } else {
         Err("portable kernels touch it")
+    }
+}
+
+/// The fused blocks' cache hints for the token and head buffers (kernels/block_mma.hip's
+/// TS_ROWS_ONCE) unless `TESSEL_HIP_CACHE_HINTS=0` (the kill switch, which both the runtime's
+/// network and the kernels inside Vulkan read: it sets [`ROWS_PLAIN`] on every fused block); Err
+/// says why there are none.
+pub fn cache_hints_choice(plan: &mut [Launch]) -> std::result::Result<(), &'static str> {
+    let on = !std::env::var("TESSEL_HIP_CACHE_HINTS").is_ok_and(|v| v == "0");
+    match set_cache_hints(plan, on) {
+        0 => Err("no fused blocks"),
+        _ if !on => Err("off: TESSEL_HIP_CACHE_HINTS=0"),
+        _ => Ok(()),
+    }
+}
+
+/// Clears or sets [`ROWS_PLAIN`] on every fused block of the plan; returns how many it holds.
+fn set_cache_hints(plan: &mut [Launch], on: bool) -> usize {
+    let mut blocks = 0;
+    for l in plan.iter_mut() {
+        let Args::Block(a, _) = &mut l.args else { continue };
+        blocks += 1;
+        a.flags = if on { a.flags & !ROWS_PLAIN } else { a.flags | ROWS_PLAIN };
+    }
+    blocks
+}
+
+/// A start-up line's words for a [`cache_hints_choice`].
+pub fn cache_hints_words(choice: std::result::Result<(), &str>) -> String {
+    match choice {
+        Ok(()) => "token and head rows with cache hints".to_string(),
+        Err(why) => format!("no cache hints ({why})"),
     }
 }
 
@@ -693,6 +728,32 @@ mod tests {
             y[8..16].fill(0);
             assert_eq!(x, y, "{}", a.label);
         }
+    }
+
+    #[test]
+    fn the_cache_hints_kill_switch_marks_every_fused_block_and_nothing_else() {
+        let (cfg, g, bufs, tensors) = fixture();
+        let mut fused = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
+        assert!(stream0_f16(&mut fused, &bufs, (960 * 544 * 32) as u64));
+        let streams: Vec<u32> = fused.iter().map(|l| if let Args::Block(a, _) = l.args { a.flags } else { panic!() }).collect();
+        assert_eq!(set_cache_hints(&mut fused, false), fused.len());
+        for (l, s) in fused.iter().zip(&streams) {
+            let Args::Block(a, _) = l.args else { panic!() };
+            assert_eq!(a.flags, s | ROWS_PLAIN, "{}: the stream flags kept, the hints off", l.label);
+        }
+        // The hints off first: the stream still goes to f16 (the plain flag is not a stream's).
+        let mut plain = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
+        set_cache_hints(&mut plain, false);
+        assert!(stream0_f16(&mut plain, &bufs, (960 * 544 * 32) as u64));
+        let both: Vec<u32> = plain.iter().map(|l| if let Args::Block(a, _) = l.args { a.flags } else { panic!() }).collect();
+        assert_eq!(both, streams.iter().map(|s| s | ROWS_PLAIN).collect::<Vec<_>>());
+        set_cache_hints(&mut fused, true);
+        let back: Vec<u32> = fused.iter().map(|l| if let Args::Block(a, _) = l.args { a.flags } else { panic!() }).collect();
+        assert_eq!(back, streams);
+        // A portable plan has no block to mark.
+        let mut portable = build(&cfg, &g, &bufs, &tensors, Kernels::Portable);
+        assert_eq!(set_cache_hints(&mut portable, false), 0);
+        assert!(portable.iter().all(|l| !matches!(l.args, Args::Block(..))));
     }
 
     #[test]

@@ -50,7 +50,7 @@ struct BlockArgs {
     const ts_half* expand_w;  // [4 lower_c][c]
     const float* expand_b;
     ts_uint lower_c;     // a multiple of 16
-    ts_uint flags;       // TS_STREAM_*: how the level's and the lower level's streams are stored
+    ts_uint flags;       // TS_STREAM_*: how the level's and the lower level's streams are stored; TS_ROWS_PLAIN
 };
 
 // Streams stored in f16 instead of f32 (BlockArgs::flags; hip-net's plan sets them for level 0,
@@ -59,6 +59,9 @@ struct BlockArgs {
 // blocks' residual between launches round once more.
 #define TS_STREAM_X_F16 1u
 #define TS_STREAM_LOWER_F16 2u
+// The token and head buffers without cache hints (block_mma.hip's TS_ROWS_ONCE): hip-net's kill
+// switch, TESSEL_HIP_CACHE_HINTS=0.
+#define TS_ROWS_PLAIN 4u
 
 // What a block reads first and writes last (template arguments of block_body).
 #define TS_IN_STREAM 0

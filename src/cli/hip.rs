@@ -47,7 +47,12 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
         Ok(m) => format!("native kernels on {}, nothing fused", m.describe()),
         Err(why) => format!("native portable kernels, matrix cores {why}"),
     };
-    let kernels = format!("{kernels}, {}, {}", hip_net::plan::stream16_words(split.net.stream16()), hip_net::plan::pull_words(split.net.pulls()));
+    let kernels = format!(
+        "{kernels}, {}, {}, {}",
+        hip_net::plan::stream16_words(split.net.stream16()),
+        hip_net::plan::pull_words(split.net.pulls()),
+        hip_net::plan::cache_hints_words(split.net.cache_hints())
+    );
     runner.external = Some(Box::new(split));
     let trained = if pkg.trained { "" } else { " [UNTRAINED: test weights]" };
     let label = format!(
