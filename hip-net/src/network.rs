@@ -59,6 +59,7 @@ pub struct Network {
     matrix: std::result::Result<tessel_kernels::Matrix, String>,
     /// Level 0's residual stream in f16 (plan::stream0_f16), or why not.
     stream16: std::result::Result<(), &'static str>,
+    /// The fused blocks' cache hints for the token and head rows (plan::cache_hints_choice), or why not.
     cache_hints: std::result::Result<(), &'static str>,
 }
 

@@ -730,26 +730,27 @@ mod tests {
         }
     }
 
+    /// BlockArgs::flags of every launch of a plan of fused blocks.
+    fn block_flags(plan: &[Launch]) -> Vec<u32> {
+        plan.iter().map(|l| if let Args::Block(a, _) = l.args { a.flags } else { panic!("{} is not a block", l.label) }).collect()
+    }
+
     #[test]
     fn the_cache_hints_kill_switch_marks_every_fused_block_and_nothing_else() {
         let (cfg, g, bufs, tensors) = fixture();
         let mut fused = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
         assert!(stream0_f16(&mut fused, &bufs, (960 * 544 * 32) as u64));
-        let streams: Vec<u32> = fused.iter().map(|l| if let Args::Block(a, _) = l.args { a.flags } else { panic!() }).collect();
+        let streams = block_flags(&fused);
         assert_eq!(set_cache_hints(&mut fused, false), fused.len());
-        for (l, s) in fused.iter().zip(&streams) {
-            let Args::Block(a, _) = l.args else { panic!() };
-            assert_eq!(a.flags, s | ROWS_PLAIN, "{}: the stream flags kept, the hints off", l.label);
-        }
+        let plain_flags: Vec<u32> = streams.iter().map(|s| s | ROWS_PLAIN).collect();
+        assert_eq!(block_flags(&fused), plain_flags, "the stream flags kept, the hints off");
         // The hints off first: the stream still goes to f16 (the plain flag is not a stream's).
         let mut plain = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
         set_cache_hints(&mut plain, false);
         assert!(stream0_f16(&mut plain, &bufs, (960 * 544 * 32) as u64));
-        let both: Vec<u32> = plain.iter().map(|l| if let Args::Block(a, _) = l.args { a.flags } else { panic!() }).collect();
-        assert_eq!(both, streams.iter().map(|s| s | ROWS_PLAIN).collect::<Vec<_>>());
+        assert_eq!(block_flags(&plain), plain_flags);
         set_cache_hints(&mut fused, true);
-        let back: Vec<u32> = fused.iter().map(|l| if let Args::Block(a, _) = l.args { a.flags } else { panic!() }).collect();
-        assert_eq!(back, streams);
+        assert_eq!(block_flags(&fused), streams);
         // A portable plan has no block to mark.
         let mut portable = build(&cfg, &g, &bufs, &tensors, Kernels::Portable);
         assert_eq!(set_cache_hints(&mut portable, false), 0);
