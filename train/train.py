@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train import experimental, scene_data, scenes, stages  # noqa: E402
 from tessel_train.export import export_package, load_net, round_weights_f16  # noqa: E402
 from tessel_train.golden import write_all  # noqa: E402
-from tessel_train.net import LAYOUTS, Config, TesselNet, init_like_reference  # noqa: E402
+from tessel_train.net import LAYOUTS, SHAPE_FIELDS, Config, TesselNet, init_like_reference, shaped_config  # noqa: E402
 from tessel_train.scenes import HAZARD_KINDS, SceneBatch, render_sequence  # noqa: E402
 
 RATIOS = (1.5, 2.0, 3.0)
@@ -278,6 +278,17 @@ def hazard_kinds(text):
     return kinds
 
 
+def arch_arg(text):
+    """--arch: a JSON object of network shape fields (net.SHAPE_FIELDS)."""
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not JSON: {e}")
+    if not isinstance(d, dict):
+        raise argparse.ArgumentTypeError(f"{text!r}: a JSON object of {', '.join(SHAPE_FIELDS)}")
+    return d
+
+
 def ratio_weights(text):
     """--ratio-weights: one non-negative weight per ratio of RATIOS, comma-separated."""
     try:
@@ -375,6 +386,10 @@ def parse_args():
     ap.add_argument("--exp-layout", choices=sorted(LAYOUTS), default="rgb",
                     help="experiment (no backend computes it): another head layout (tessel_train/net.py LAYOUTS): a luma residual, "
                          "and the channels it frees as a per-pixel choice of the dilated history and more feature memory")
+    ap.add_argument("--arch", type=arch_arg, default=None, metavar="JSON",
+                    help="a fresh network of another shape, e.g. '{\"channels\": [16, 48, 96], \"encoder_depths\": [1, 3], "
+                         "\"bottleneck_depth\": 3, \"decoder_depths\": [1, 3]}' (fields absent keep the default's; not with --init; "
+                         "refused where the kernels cannot compute it or it costs over 80 GFLOP at 3840x2160)")
     ap.add_argument("--exp-grow", default="", metavar="SPEC",
                     help="experiment: more capacity than the --init package, its parts starting as the identity "
                          "(experimental.grown_config: mid=N, decL=N, encL=N, pixel_mlp=N, features=A+B of net.EXTRA_FEATURES; "
@@ -636,7 +651,15 @@ def main():
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
     resumed_cfg = ck is not None and "config" in ck
-    cfg = Config.from_json(ck["config"]) if resumed_cfg else Config(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
+    flags = dict(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
+    if a.arch is not None and a.init and not resumed_cfg:
+        sys.exit("--arch shapes a fresh network; an --init package brings its own shape")
+    try:
+        cfg = Config.from_json(ck["config"]) if resumed_cfg else shaped_config(a.arch, **flags) if a.arch is not None else Config(**flags)
+    except ValueError as e:
+        sys.exit(f"--arch: {e}")
+    if resumed_cfg and a.arch is not None and any(getattr(cfg, k) != v for k, v in a.arch.items()):
+        sys.exit(f"--arch {json.dumps(a.arch)} differs from the resumed checkpoint's network {cfg.to_json()}")
     if a.exp_grow and not resumed_cfg:
         if not a.init:
             sys.exit("--exp-grow grows an --init package")

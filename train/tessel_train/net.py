@@ -36,6 +36,11 @@ LAYOUTS = {
 # - spread: the luma deviation over the 3 x 3 (what the classical TAAU clips with).
 EXTRA_FEATURES = {"phase": 2, "motion": 1, "spread": 1}
 
+# Issue 13's cost budget: FLOPs per evaluation at 3840 x 2160 (docs/NETWORK.md §9).
+FLOP_BUDGET_4K = 80e9
+# The fields of a network's shape (train.py --arch; the rest of a Config are its flags).
+SHAPE_FIELDS = ("channels", "encoder_depths", "bottleneck_depth", "decoder_depths", "mlp_ratio")
+
 
 @dataclass
 class Config:
@@ -127,6 +132,32 @@ class Config:
             c = self.channels[lvl]
             f += 2 * t(lvl) * (4 * c * c + 2 * self.mlp_ratio * c * c) + 2 * t(lvl) * 2 * 64 * c
         return f
+
+
+def shaped_config(shape, **flags):
+    """A Config of `shape` (SHAPE_FIELDS; those absent keep the default's) with `flags`. ValueError
+    names what the kernels cannot compute or the budget does not allow: each width a multiple of
+    HEAD_DIM with at most 8 heads, at least one block in every encoder level, decoder level and the
+    bottleneck (the fused kernels carry the merges, the embedding and the head in a level's first or
+    last block), and at most FLOP_BUDGET_4K."""
+    unknown = sorted(set(shape) - set(SHAPE_FIELDS))
+    if unknown:
+        raise ValueError(f"unknown shape fields {unknown} (the fields are {', '.join(SHAPE_FIELDS)})")
+    cfg = Config(**shape, **flags)
+    ch, levels = cfg.channels, len(cfg.channels)
+    if levels < 2 or any(not isinstance(c, int) or c % HEAD_DIM or not HEAD_DIM <= c <= 8 * HEAD_DIM for c in ch):
+        raise ValueError(f"channels {ch}: two levels or more, each a multiple of {HEAD_DIM} from {HEAD_DIM} to {8 * HEAD_DIM}")
+    depths = list(cfg.encoder_depths) + list(cfg.decoder_depths) + [cfg.bottleneck_depth]
+    if len(cfg.encoder_depths) != levels - 1 or len(cfg.decoder_depths) != levels - 1:
+        raise ValueError(f"encoder_depths and decoder_depths need {levels - 1} entries for {levels} levels")
+    if any(not isinstance(d, int) or d < 1 for d in depths):
+        raise ValueError(f"depths {cfg.encoder_depths} / {cfg.bottleneck_depth} / {cfg.decoder_depths}: every one a whole number from 1")
+    if not isinstance(cfg.mlp_ratio, int) or not 1 <= cfg.mlp_ratio <= 4:
+        raise ValueError(f"mlp_ratio {cfg.mlp_ratio}: a whole number from 1 to 4")
+    f = cfg.flops(3840, 2160)
+    if f > FLOP_BUDGET_4K:
+        raise ValueError(f"{f / 1e9:.2f} GFLOP at 3840x2160, over the budget of {FLOP_BUDGET_4K / 1e9:.0f}")
+    return cfg
 
 
 def padded_grid(W, H, alignment):
