@@ -622,6 +622,13 @@ def main():
     a = parse_args()
     if a.data_only and not a.data_cache:
         sys.exit("--data-only: needs --data-cache (a folder to keep the sequences in)")
+    if a.arch is not None:  # refused before any data is made
+        if a.init:
+            sys.exit("--arch shapes a fresh network; an --init package brings its own shape")
+        try:
+            shaped_config(a.arch)
+        except ValueError as e:
+            sys.exit(f"--arch: {e}")
     os.makedirs(a.out, exist_ok=True)
     dev = torch.device(a.device)
     torch.manual_seed(a.seed)
@@ -652,9 +659,7 @@ def main():
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
     resumed_cfg = ck is not None and "config" in ck
     flags = dict(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
-    if a.arch is not None and a.init and not resumed_cfg:
-        sys.exit("--arch shapes a fresh network; an --init package brings its own shape")
-    try:
+    try:  # (the shape alone was checked at the start; the flags' costs, e.g. the per-pixel head, count too)
         cfg = Config.from_json(ck["config"]) if resumed_cfg else shaped_config(a.arch, **flags) if a.arch is not None else Config(**flags)
     except ValueError as e:
         sys.exit(f"--arch: {e}")
