@@ -217,6 +217,21 @@ def init_from_package(net, pkg, grow=""):
     return (b["blend"], b["sigma"], b["clamp"]), mj.get("provenance", {}).get("baseline_search", {})
 
 
+def fresh_config(a):
+    """The network a run starts unless it resumes: --arch's shape (refused, with the reason, where the
+    kernels cannot compute it, it costs over the budget, or an --init package brings its own shape),
+    else the default's, with the run's flags."""
+    flags = dict(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
+    if a.arch is None:
+        return Config(**flags)
+    if a.init:
+        sys.exit("--arch shapes a fresh network; an --init package brings its own shape")
+    try:
+        return shaped_config(a.arch, **flags)
+    except ValueError as e:
+        sys.exit(f"--arch: {e}")
+
+
 def history_a_of(a):
     """The history kernel of a new run: --history-a, else the --init package's, else Catmull-Rom."""
     if a.history_a is not None:
@@ -622,13 +637,7 @@ def main():
     a = parse_args()
     if a.data_only and not a.data_cache:
         sys.exit("--data-only: needs --data-cache (a folder to keep the sequences in)")
-    if a.arch is not None:  # refused before any data is made
-        if a.init:
-            sys.exit("--arch shapes a fresh network; an --init package brings its own shape")
-        try:
-            shaped_config(a.arch)
-        except ValueError as e:
-            sys.exit(f"--arch: {e}")
+    fresh_cfg = fresh_config(a)  # a wrong --arch is refused before any data is made
     os.makedirs(a.out, exist_ok=True)
     dev = torch.device(a.device)
     torch.manual_seed(a.seed)
@@ -658,11 +667,7 @@ def main():
 
     # A resumed run keeps its checkpoint's network (checkpoints before this line was written: the flags').
     resumed_cfg = ck is not None and "config" in ck
-    flags = dict(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
-    try:  # (the shape alone was checked at the start; the flags' costs, e.g. the per-pixel head, count too)
-        cfg = Config.from_json(ck["config"]) if resumed_cfg else shaped_config(a.arch, **flags) if a.arch is not None else Config(**flags)
-    except ValueError as e:
-        sys.exit(f"--arch: {e}")
+    cfg = Config.from_json(ck["config"]) if resumed_cfg else fresh_cfg
     if resumed_cfg and a.arch is not None and any(getattr(cfg, k) != v for k, v in a.arch.items()):
         sys.exit(f"--arch {json.dumps(a.arch)} differs from the resumed checkpoint's network {cfg.to_json()}")
     if a.exp_grow and not resumed_cfg:

@@ -147,9 +147,9 @@ def shaped_config(shape, **flags):
     ch, levels = cfg.channels, len(cfg.channels)
     if levels < 2 or any(not isinstance(c, int) or c % HEAD_DIM or not HEAD_DIM <= c <= 8 * HEAD_DIM for c in ch):
         raise ValueError(f"channels {ch}: two levels or more, each a multiple of {HEAD_DIM} from {HEAD_DIM} to {8 * HEAD_DIM}")
-    depths = list(cfg.encoder_depths) + list(cfg.decoder_depths) + [cfg.bottleneck_depth]
     if len(cfg.encoder_depths) != levels - 1 or len(cfg.decoder_depths) != levels - 1:
         raise ValueError(f"encoder_depths and decoder_depths need {levels - 1} entries for {levels} levels")
+    depths = list(cfg.encoder_depths) + list(cfg.decoder_depths) + [cfg.bottleneck_depth]
     if any(not isinstance(d, int) or d < 1 for d in depths):
         raise ValueError(f"depths {cfg.encoder_depths} / {cfg.bottleneck_depth} / {cfg.decoder_depths}: every one a whole number from 1")
     if not isinstance(cfg.mlp_ratio, int) or not 1 <= cfg.mlp_ratio <= 4:
