@@ -223,6 +223,8 @@ def fresh_config(a):
     else the default's, with the run's flags."""
     flags = dict(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
     if a.arch is None:
+        if a.arch_from:
+            sys.exit("--arch-from starts a network of --arch's shape; give --arch")
         return Config(**flags)
     if a.init:
         sys.exit("--arch shapes a fresh network; an --init package brings its own shape")
@@ -236,8 +238,9 @@ def history_a_of(a):
     """The history kernel of a new run: --history-a, else the --init package's, else Catmull-Rom."""
     if a.history_a is not None:
         return a.history_a
-    if a.init:
-        return json.load(open(os.path.join(a.init, "model.json")))["config"].get("history_a", stages.CATMULL_ROM_A)
+    src = a.init or a.arch_from
+    if src:
+        return json.load(open(os.path.join(src, "model.json")))["config"].get("history_a", stages.CATMULL_ROM_A)
     return stages.CATMULL_ROM_A
 
 
@@ -248,16 +251,43 @@ def data_seed_of(a, ck):
     return ck.get("data_seed", a.seed) if ck is not None else a.seed
 
 
+def take_matching(net, pkg, baseline, seed):
+    """--arch-from: the baseline-equivalent initialisation of a fresh network, then every tensor of
+    the package whose name and shape it shares (a narrower level's blocks, its embedding and head
+    stay fresh). Returns the names of the fresh tensors."""
+    src, _ = load_net(pkg)
+    init_like_reference(net, baseline, seed=seed)
+    theirs = src.state_dict()
+    fresh = []
+    with torch.no_grad():
+        for name, t in net.state_dict().items():
+            if name in theirs and theirs[name].shape == t.shape:
+                t.copy_(theirs[name])
+            else:
+                fresh.append(name)
+    return fresh
+
+
 def start_weights(a, net, ck, cache, start):
-    """The network's starting weights (a checkpoint's, a package's, or the baseline-equivalent
-    initialisation after a baseline search). Returns (baseline, record of the search behind it)."""
+    """The network's starting weights (a checkpoint's, a package's, part of a package's, or the
+    baseline-equivalent initialisation after a baseline search). Returns (baseline, record of the
+    search behind it, names of the tensors that start fresh beside a package's: --arch-from)."""
     search = dict(grid=dict(blend=GRID_BLEND, sigma=GRID_SIGMA, clamp=GRID_CLAMP), sequences_per_ratio=min(32, a.cache),
                   frames_scored=f"{start}..{a.frames - 1}")
     if ck is not None:  # the Trainer loads the weights
         if "baseline_search" in ck:  # (a warm start's is its package's record, possibly empty)
-            return tuple(ck["baseline"]), ck["baseline_search"]
-        return tuple(ck["baseline"]), dict(search, score_db=ck["baseline_score"])
-    if a.init:
+            return tuple(ck["baseline"]), ck["baseline_search"], ck.get("fresh", [])
+        return tuple(ck["baseline"]), dict(search, score_db=ck["baseline_score"]), ck.get("fresh", [])
+    fresh = []
+    if a.arch_from:
+        mj = json.load(open(os.path.join(a.arch_from, "model.json")))
+        b = mj["baseline"]
+        baseline, search = (b["blend"], b["sigma"], b["clamp"]), mj.get("provenance", {}).get("baseline_search", {})
+        fresh = take_matching(net, a.arch_from, baseline, a.seed)
+        n_all = len(net.state_dict())
+        log(f"--arch-from {a.arch_from}: {n_all - len(fresh)} of {n_all} tensors and the tuned baseline taken from it; "
+            f"fresh ({len(fresh)}, learning at {a.fresh_lr_scale} x --lr): {', '.join(sorted({k.rsplit('.', 1)[0] for k in fresh}))}")
+    elif a.init:
         baseline, search = init_from_package(net, a.init, a.exp_grow)
         log(f"initialised from {a.init}: its weights and its tuned baseline (blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]})")
     else:
@@ -275,7 +305,7 @@ def start_weights(a, net, ck, cache, start):
     if a.exp_history_kernel:
         experimental.init_history_kernel(net, trained=bool(a.init))
         log("--exp-history-kernel: head channel 2 starts at Catmull-Rom" + (" (its rectification weights cleared)" if a.init else ""))
-    return baseline, search
+    return baseline, search, fresh
 
 
 def draw_ratio(g, weights):
@@ -405,6 +435,11 @@ def parse_args():
                     help="a fresh network of another shape, e.g. '{\"channels\": [16, 48, 96], \"encoder_depths\": [1, 3], "
                          "\"bottleneck_depth\": 3, \"decoder_depths\": [1, 3]}' (fields absent keep the default's; not with --init; "
                          "refused where the kernels cannot compute it or it costs over 80 GFLOP at 3840x2160)")
+    ap.add_argument("--arch-from", metavar="PACKAGE", default=None,
+                    help="with --arch: start from every tensor of PACKAGE whose name and shape the new network shares, and its "
+                         "tuned baseline (the others as a fresh run's; e.g. a narrower level 0 beside tessel-v12's levels 1 and 2)")
+    ap.add_argument("--fresh-lr-scale", type=float, default=1.0, metavar="S",
+                    help="with --arch-from: the tensors not taken from the package learn at S times --lr")
     ap.add_argument("--exp-grow", default="", metavar="SPEC",
                     help="experiment: more capacity than the --init package, its parts starting as the identity "
                          "(experimental.grown_config: mid=N, decL=N, encL=N, pixel_mlp=N, features=A+B of net.EXTRA_FEATURES; "
@@ -453,16 +488,24 @@ class WeightAverage:
 class Trainer:
     """Optimizer state, the step plan, the loss log and the best-validated weights; save/resume."""
 
-    def __init__(self, a, net, dev, baseline, search, ck, ops, data_seed):
+    def __init__(self, a, net, dev, baseline, search, ck, ops, data_seed, fresh=()):
         self.a, self.net, self.dev, self.ops = a, net, dev, ops
         self.baseline, self.search = baseline, search  # search: how the baseline was found (score_db, grid, ...)
-        self.init = ck.get("init") if ck is not None else a.init  # the package a warm start began from
+        self.init = ck.get("init") if ck is not None else (a.init or a.arch_from)  # the package a warm start began from
+        # --arch-from: the tensors that started fresh learn in a group of their own at --fresh-lr-scale
+        # times the rate (the group keeps its scale in the optimizer's state).
+        self.fresh = sorted(fresh)
+        named = dict(net.named_parameters())
+        groups = [dict(params=[p for k, p in named.items() if k not in self.fresh], lr_scale=1.0)]
+        if self.fresh:
+            scale = ck["opt"]["param_groups"][1]["lr_scale"] if ck is not None else a.fresh_lr_scale
+            groups.append(dict(params=[named[k] for k in self.fresh if k in named], lr_scale=scale))
         self.data_seed = data_seed  # recorded in the checkpoint: a resumed run trains on the same sequences
         # How often each ratio is drawn: --ratio-weights, else the checkpoint's when resuming, else uniform (None).
         self.ratio_weights = a.ratio_weights if a.ratio_weights is not None else (ck.get("ratio_weights") if ck is not None else None)
         # What validation measures; best weights are only compared within one validation set.
         self.val_set = dict(generator=GENERATOR, seed=a.seed + 1, seqs=a.val_seqs, frames=a.val_frames, size=a.size, spp=a.spp)
-        self.opt = torch.optim.AdamW(net.parameters(), lr=a.lr, weight_decay=1e-4, betas=(0.9, 0.99))
+        self.opt = torch.optim.AdamW(groups, lr=a.lr, weight_decay=1e-4, betas=(0.9, 0.99))
         self.step, self.total_steps, self.history, self.spent = 0, None, [], 0.0
         self.sched0 = 0  # the step where the learning-rate schedule (warm-up, cosine) begins
         self.val_log, self.best = [], None  # best: dict(gain, step, net state, weights: "raw" or "average")
@@ -498,7 +541,7 @@ class Trainer:
     def save(self, path):
         torch.save(dict(net=self.net.state_dict(), opt=self.opt.state_dict(), step=self.step, total_steps=self.total_steps, sched0=self.sched0,
                         log=self.history, val_log=self.val_log, best=self.best, train_seconds=self.seconds(),
-                        baseline=list(self.baseline), baseline_search=self.search, init=self.init, data_seed=self.data_seed, ratio_weights=self.ratio_weights,
+                        baseline=list(self.baseline), baseline_search=self.search, init=self.init, fresh=self.fresh, data_seed=self.data_seed, ratio_weights=self.ratio_weights,
                         val_set=self.val_set, rng=torch.get_rng_state(), config=self.net.cfg.to_json(),
                         ema=self.ema.net.state_dict() if self.ema else None, ema_decay=self.ema.decay if self.ema else None), path + ".partial")
         os.replace(path + ".partial", path)
@@ -512,7 +555,7 @@ class Trainer:
         """One optimizer step on frames [c*chunk, (c+1)*chunk) of batch b; returns (hist, prev, loss)."""
         a, lr = self.a, self.lr()
         for pg in self.opt.param_groups:
-            pg["lr"] = lr
+            pg["lr"] = lr * pg.get("lr_scale", 1.0)
         self.net.train()
         outs, gts, hist = run_sequence(self.net, b, a.size, t_range=range(c * a.chunk, (c + 1) * a.chunk), grad=True, hist=hist,
                                        phase0=self.step, ops=ops)
@@ -676,11 +719,11 @@ def main():
         cfg = experimental.grown_config(cfg, a.exp_grow)
     net = TesselNet(cfg).to(dev)
     log(f"network config: {cfg.to_json()}")
-    baseline, search = start_weights(a, net, ck, cache, start)
+    baseline, search, fresh = start_weights(a, net, ck, cache, start)
     stages.DILATE_MOTION = a.exp_dilate
     stages.DILATE_CHOICE = a.exp_dilate_choice
     ops = experimental.HistoryKernelOps() if a.exp_history_kernel else stages.EAGER
-    tr = Trainer(a, net, dev, baseline, search, ck, ops, data_seed)
+    tr = Trainer(a, net, dev, baseline, search, ck, ops, data_seed, fresh)
     base_val = validate(None, val, a.size, fixed=baseline)
     stopped_early = train(tr, cache, val, base_val, start, t_start, ckpt_path)
     if not tr.val_log or tr.val_log[-1]["step"] != tr.step:
@@ -709,7 +752,7 @@ def main():
                 weight_average=tr.ema.decay if tr.ema else None, train_seconds=round(tr.seconds(), 1),
                 data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
                 tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, scene_data=a.scene_data, scene_val=a.scene_val, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, early_weight=a.exp_early_weight, temporal_weight=a.temporal_weight, validation=res,
-                initialised_from=tr.init, baseline_search=tr.search,
+                initialised_from=tr.init, fresh_tensors=tr.fresh or None, baseline_search=tr.search,
                 **({"experiment": "dilate_choice (train.py --exp-dilate-choice): no backend computes this head"} if a.exp_dilate_choice else {}),
                 **({"experiment": f"layout {cfg.layout} (train.py --exp-layout): no backend computes this head"} if cfg.layout != "rgb" else {}),
                 **({"experiment": f"grown (train.py --exp-grow {a.exp_grow})" + (": no backend computes the per-pixel MLP or the extra features" if cfg.pixel_mlp or cfg.extra_features else "")} if a.exp_grow else {}))

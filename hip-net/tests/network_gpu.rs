@@ -136,3 +136,90 @@ fn median(mut v: Vec<f32>) -> f32 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
+
+/// Network shapes other than the shipped one's (docs/MODEL.md, the `--arch` shapes), each the
+/// shipped config with these fields replaced: what each costs on the GPU, before anything is
+/// trained for it. TESSEL_SHAPES (a JSON array of such objects) replaces the list.
+const SHAPES: &[&str] = &[
+    "{}",
+    r#"{"channels": [16, 48, 96], "encoder_depths": [1, 3], "bottleneck_depth": 3, "decoder_depths": [1, 3]}"#,
+    r#"{"encoder_depths": [1, 1], "bottleneck_depth": 4, "decoder_depths": [1, 1]}"#,
+    r#"{"channels": [16, 48, 112], "bottleneck_depth": 3}"#,
+    r#"{"channels": [16, 64, 128], "encoder_depths": [1, 1], "bottleneck_depth": 2, "decoder_depths": [1, 1]}"#,
+    r#"{"channels": [16, 48, 96, 128], "encoder_depths": [1, 2, 1], "bottleneck_depth": 2, "decoder_depths": [1, 2, 1]}"#,
+    r#"{"channels": [16, 48, 96]}"#,
+    r#"{"mlp_ratio": 1}"#,
+];
+
+fn shapes() -> Vec<serde_json::Value> {
+    match std::env::var("TESSEL_SHAPES") {
+        Ok(list) => serde_json::from_str(&list).unwrap_or_else(|e| panic!("TESSEL_SHAPES is not a JSON array of objects: {e}")),
+        Err(_) => SHAPES.iter().map(|s| serde_json::from_str(s).unwrap()).collect(),
+    }
+}
+
+/// Every shape of [`shapes`] with untrained weights: the native head against the CPU reference
+/// on a small grid at two window phases (the same bound as the golden cases), then its GPU time
+/// as graphs at 2560x1440 and 3840x2160 and per launch at 3840x2160.
+#[test]
+fn native_network_shapes_gpu_time() {
+    let Some(ctx) = context() else { return };
+    let shipped = ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models").join(tessel_model::SHIPPED_MODEL)).unwrap();
+    let (mut table, mut failed) = (Vec::new(), Vec::new());
+    for (i, shape) in shapes().into_iter().enumerate() {
+        let mut cfg = serde_json::to_value(&shipped.config).unwrap();
+        for (k, v) in shape.as_object().expect("a shape is a JSON object") {
+            cfg[k.as_str()] = v.clone();
+        }
+        let cfg: tessel_model::config::NetworkConfig = serde_json::from_value(cfg).unwrap_or_else(|e| panic!("shape {shape}: {e}"));
+        cfg.validate().unwrap_or_else(|(field, why)| panic!("shape {shape}: {field}: {why}"));
+        let mut pkg = ModelPackage::untrained(cfg.clone(), 7 + i as u64);
+        // The untrained head varies little around its bias; eight times its weights (exact in
+        // f16) give the agreement a range like a trained head's.
+        for name in ["head.weight", "pixel_head.weight"] {
+            if let Some(t) = pkg.tensors.get_mut(name) {
+                t.data.iter_mut().for_each(|v| *v *= 8.0);
+            }
+        }
+        // Agreement first: a shape the kernels compute wrongly has no time worth reporting.
+        let (w, h) = (272, 160);
+        let grid = tessel_model::config::TokenGrid::new(&cfg, w, h);
+        let net = Network::new(&ctx, &pkg, (w, h)).unwrap();
+        let cpu = CpuNetwork::from_package(&pkg);
+        let n = net.tokens.len() / 2;
+        let mut worst = f64::MAX;
+        for phase in [0, 5] {
+            let tokens: Vec<f32> = (0..n).map(|j| half::f16::from_f32((((j * 7 + phase) % 1013) as f32 * 0.029).sin() * 0.6).to_f32()).collect();
+            let want = cpu.forward(&tokens, &grid, phase);
+            let mut head = vec![0u8; net.head.len()];
+            net.evaluate(&f16_bytes(&tokens), phase, &mut head).unwrap();
+            worst = worst.min(psnr_range(&f32s(&head), &want));
+        }
+        println!("shape {i} {shape}: {:.2} GFLOP at 3840x2160, {} parameters; head against the CPU reference {worst:.1} dB", cfg.flops(3840, 2160).total() as f64 / 1e9, cfg.parameter_count());
+        if worst < 60.0 {
+            failed.push(format!("shape {shape}: head {worst:.1} dB below 60"));
+            continue;
+        }
+        let mut ms = Vec::new();
+        for out in [(2560, 1440), (3840, 2160)] {
+            let mut net = Network::new(&ctx, &pkg, out).unwrap();
+            let tokens: Vec<f32> = (0..net.tokens.len() / 2).map(|j| ((j % 997) as f32 * 0.013).sin() * 0.5).collect();
+            let mut head = vec![0u8; net.head.len()];
+            net.evaluate(&f16_bytes(&tokens), 0, &mut head).unwrap();
+            if out.0 == 3840 {
+                for (label, kernel, t, _) in net.profile(20).unwrap() {
+                    println!("  {label:<14} {kernel:<30} {t:.3} ms");
+                }
+            }
+            net.build_graphs().unwrap();
+            ms.push(median(net.time(10, 200).unwrap()));
+        }
+        println!("  as graphs: {:.3} ms at 2560x1440, {:.3} ms at 3840x2160", ms[0], ms[1]);
+        table.push((shape, cfg.flops(3840, 2160).total() as f64 / 1e9, ms[0], ms[1]));
+    }
+    println!("| shape | GFLOP at 4K | ms at 1440p | ms at 4K | TFLOP/s at 4K |\n|---|---|---|---|---|");
+    for (shape, gf, a, b) in &table {
+        println!("| `{shape}` | {gf:.2} | {a:.3} | {b:.3} | {:.0} |", gf / *b as f64);
+    }
+    assert!(failed.is_empty(), "{}", failed.join("; "));
+}
