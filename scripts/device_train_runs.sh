@@ -16,7 +16,8 @@
 # each archive (a later call can --resume from them: RESUME=DIR copies DIR/ckpt_a.pt ... to the
 # runs' folders first, and each run's arguments then include --resume).
 # EVAL=SEED also scores every run's package (and the common --init package) on the held-out
-# scenes of that seed at 640x360 through the PyTorch twin (train/eval_twin.py; a run with
+# scenes of that seed at 640x360 through the PyTorch twin (train/eval_twin.py; EVAL_ALSO="LABEL=PACKAGE
+# ..." scores more packages beside them; a run with
 # --exp-dilate-choice is scored with that head): $OUT/eval.md and eval.json (EVAL_KINDS: fewer kinds). The scenes are
 # generated while the runs train, by `tessel scene` from scripts/device_build.sh's binaries (carry
 # .carrypack and unpack it first); give the runs' --deadline about 100 s less for it.
@@ -86,6 +87,9 @@ if [ -n "${EVAL:-}" ]; then
   pk=()
   init=$(echo "$COMMON" | grep -o -- '--init [^ ]*' | cut -d' ' -f2 || true)
   [ -n "$init" ] && pk+=("init=$init")
+  # EVAL_ALSO: more LABEL=PACKAGE pairs scored beside the runs (a reference the runs did not start from).
+  # shellcheck disable=SC2206
+  pk+=(${EVAL_ALSO:-})
   for i in $(seq 0 $((${#runs[@]} - 1))); do
     r=${runs[$i]}; args=${*:$((i + 1)):1}; exp=""
     case " $COMMON $args " in *" --exp-dilate-choice "*) exp=":dilate_choice" ;; esac
