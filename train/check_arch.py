@@ -2,7 +2,8 @@
 """Checks train.py --arch's shapes (tessel_train/net.py shaped_config): the default shape is the
 shipped network's and within the budget; a shape the kernels cannot compute or the budget does not
 allow is refused with a message naming why; a shape that passes builds a network with the FLOPs
-and parameters its config says, and runs at every window phase.
+and parameters its config says, and runs at every window phase; --arch-from's take_matching copies exactly the tensors of the same
+name and shape, but those --arch-fresh names.
 
     python3 train/check_arch.py
 """
@@ -15,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tessel_train import SHIPPED_MODEL  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
-from tessel_train.net import FLOP_BUDGET_4K, PHASES, TesselNet, shaped_config  # noqa: E402
+from tessel_train.net import FLOP_BUDGET_4K, PHASES, TesselNet, init_like_reference, shaped_config, take_matching  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 
@@ -53,8 +54,32 @@ def main():
         heads = [net(tokens, p) for p in range(PHASES)]
     assert all(h.shape == (1, 32, 64, 128) and torch.isfinite(h).all() for h in heads)
     params = sum(p.numel() for p in net.parameters())
+    taken = check_take_matching(shipped, flags)
     print(f"--arch: the default is {SHIPPED_MODEL}'s shape ({default.flops(3840, 2160) / 1e9:.2f} GFLOP); "
-          f"{shape}: {cfg.flops(3840, 2160) / 1e9:.2f} GFLOP, {params} parameters, {blocks} blocks; 8 bad shapes refused")
+          f"{shape}: {cfg.flops(3840, 2160) / 1e9:.2f} GFLOP, {params} parameters, {blocks} blocks; 8 bad shapes refused; "
+          f"--arch-from {taken}")
+
+
+def check_take_matching(shipped, flags):
+    """Level 0 at 16 channels from the shipped package: its level 1 and 2 blocks, merge2, expand2,
+    the pixel embedding and head path and the head's bias are the package's; level 0's blocks, the
+    embedding, merge1's weight, expand1 and the head's weight and norm keep their fresh values. The
+    shipped shape with those same tensors named by --arch-fresh leaves the same ones fresh."""
+    theirs = shipped.state_dict()
+    narrow = TesselNet(shaped_config({"channels": [16, 48, 96]}, **flags))
+    init_like_reference(narrow, seed=3)
+    before = {k: v.clone() for k, v in narrow.state_dict().items()}
+    fresh = set(take_matching(narrow, shipped))
+    want = {k for k in before if k.split(".")[0] in ("embed", "enc0", "dec0", "expand1", "head_norm") or k in ("merge1.weight", "head.weight")}
+    assert fresh == want, f"fresh {sorted(fresh ^ want)} differ from the expected"
+    for k, v in narrow.state_dict().items():
+        src = before[k] if k in fresh else theirs[k]
+        assert torch.equal(v, src), f"{k}: not the {'fresh' if k in fresh else 'package'} value"
+    same = TesselNet(shaped_config({}, **flags))
+    keep = ("embed", "enc0.0", "dec0.0", "merge1.weight", "expand1", "head_norm", "head.weight")
+    fresh_same = set(take_matching(same, shipped, keep))
+    assert fresh_same == want, f"--arch-fresh: fresh {sorted(fresh_same ^ want)} differ from the narrow network's"
+    return f"takes {len(before) - len(fresh)} of {len(before)} tensors into level 0 at 16 channels, --arch-fresh the same {len(fresh)} fresh at 32"
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train import experimental, scene_data, scenes, stages  # noqa: E402
 from tessel_train.export import export_package, load_net, round_weights_f16  # noqa: E402
 from tessel_train.golden import write_all  # noqa: E402
-from tessel_train.net import LAYOUTS, SHAPE_FIELDS, Config, TesselNet, init_like_reference, shaped_config  # noqa: E402
+from tessel_train.net import LAYOUTS, SHAPE_FIELDS, Config, TesselNet, init_like_reference, shaped_config, take_matching  # noqa: E402
 from tessel_train.scenes import HAZARD_KINDS, SceneBatch, render_sequence  # noqa: E402
 
 RATIOS = (1.5, 2.0, 3.0)
@@ -222,6 +222,8 @@ def fresh_config(a):
     kernels cannot compute it, it costs over the budget, or an --init package brings its own shape),
     else the default's, with the run's flags."""
     flags = dict(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
+    if a.arch_fresh and not a.arch_from:
+        sys.exit("--arch-fresh names tensors that --arch-from does not take; give --arch-from")
     if a.arch is None:
         if a.arch_from:
             sys.exit("--arch-from starts a network of --arch's shape; give --arch")
@@ -251,23 +253,6 @@ def data_seed_of(a, ck):
     return ck.get("data_seed", a.seed) if ck is not None else a.seed
 
 
-def take_matching(net, pkg, baseline, seed):
-    """--arch-from: the baseline-equivalent initialisation of a fresh network, then every tensor of
-    the package whose name and shape it shares (a narrower level's blocks, its embedding and head
-    stay fresh). Returns the names of the fresh tensors."""
-    src, _ = load_net(pkg)
-    init_like_reference(net, baseline, seed=seed)
-    theirs = src.state_dict()
-    fresh = []
-    with torch.no_grad():
-        for name, t in net.state_dict().items():
-            if name in theirs and theirs[name].shape == t.shape:
-                t.copy_(theirs[name])
-            else:
-                fresh.append(name)
-    return fresh
-
-
 def start_weights(a, net, ck, cache, start):
     """The network's starting weights (a checkpoint's, a package's, part of a package's, or the
     baseline-equivalent initialisation after a baseline search). Returns (baseline, record of the
@@ -283,7 +268,8 @@ def start_weights(a, net, ck, cache, start):
         mj = json.load(open(os.path.join(a.arch_from, "model.json")))
         b = mj["baseline"]
         baseline, search = (b["blend"], b["sigma"], b["clamp"]), mj.get("provenance", {}).get("baseline_search", {})
-        fresh = take_matching(net, a.arch_from, baseline, a.seed)
+        init_like_reference(net, baseline, seed=a.seed)
+        fresh = take_matching(net, load_net(a.arch_from)[0], a.arch_fresh)
         n_all = len(net.state_dict())
         log(f"--arch-from {a.arch_from}: {n_all - len(fresh)} of {n_all} tensors and the tuned baseline taken from it; "
             f"fresh ({len(fresh)}, learning at {a.fresh_lr_scale} x --lr): {', '.join(sorted({k.rsplit('.', 1)[0] for k in fresh}))}")
@@ -438,6 +424,9 @@ def parse_args():
     ap.add_argument("--arch-from", metavar="PACKAGE", default=None,
                     help="with --arch: start from every tensor of PACKAGE whose name and shape the new network shares, and its "
                          "tuned baseline (the others as a fresh run's; e.g. a narrower level 0 beside tessel-v12's levels 1 and 2)")
+    ap.add_argument("--arch-fresh", type=lambda t: tuple(x.strip() for x in t.split(",") if x.strip()), default=(), metavar="NAMES",
+                    help="with --arch-from: tensors (or the tensors under these prefixes, e.g. enc0.0) that start fresh even where "
+                         "the package has them (a control for a narrower level: the same shape with that level fresh)")
     ap.add_argument("--fresh-lr-scale", type=float, default=1.0, metavar="S",
                     help="with --arch-from: the tensors not taken from the package learn at S times --lr")
     ap.add_argument("--exp-grow", default="", metavar="SPEC",

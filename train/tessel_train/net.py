@@ -160,6 +160,27 @@ def shaped_config(shape, **flags):
     return cfg
 
 
+def is_named(name, prefixes):
+    """Whether a tensor name is one of `prefixes` or lies under one (`enc0.0` holds `enc0.0.qkv.weight`)."""
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def take_matching(net, src, keep_fresh=()):
+    """train.py --arch-from: copies into `net` every tensor of `src` (another network, of another
+    shape) whose name and shape it shares, but those named by `keep_fresh` (--arch-fresh); the
+    others keep their values (a narrower level's blocks, its embedding and head). Returns the names
+    of the tensors not copied."""
+    theirs = src.state_dict()
+    fresh = []
+    with torch.no_grad():
+        for name, t in net.state_dict().items():
+            if name in theirs and theirs[name].shape == t.shape and not is_named(name, keep_fresh):
+                t.copy_(theirs[name])
+            else:
+                fresh.append(name)
+    return fresh
+
+
 def padded_grid(W, H, alignment):
     """Level-0 token grid (width, height): ceil(size / 4) rounded up to the alignment."""
     tw, th = -(-W // TOKEN), -(-H // TOKEN)
