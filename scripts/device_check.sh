@@ -80,19 +80,21 @@ run $B/against_cpu --nocapture
 TESSEL_VK_COOPMAT=0 run $B/against_cpu --nocapture
 fi
 
-step "native network (hip-net: CUDA driver here, PTX from kernels/) against the CPU reference, and its GPU time"
+# (The other shapes' test, native_network_shapes_gpu_time, runs once, here: with the switches below
+# it would only time the same kernels again.)
+step "native network (hip-net: CUDA driver here, PTX from kernels/) against the CPU reference, and its GPU time, and every --arch shape's"
 run $B/gpu --test-threads=1 --nocapture
 run $B/network_gpu --test-threads=1 --nocapture
 step "native network, portable kernels (TESSEL_HIP_MATRIX=0)"
-TESSEL_HIP_MATRIX=0 run $B/network_gpu --test-threads=1 --nocapture
+TESSEL_HIP_MATRIX=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, the AMD matrix-core linear and attention kernels emulated in PTX (TESSEL_HIP_WMMA=1: its load check, then the CPU reference)"
-TESSEL_HIP_WMMA=1 run $B/network_gpu --test-threads=1 --nocapture
+TESSEL_HIP_WMMA=1 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, level 0's stream in f32 (TESSEL_HIP_STREAM16=0, the kill switch)"
-TESSEL_HIP_STREAM16=0 run $B/network_gpu --test-threads=1 --nocapture
+TESSEL_HIP_STREAM16=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, expansions pushed by the level above (TESSEL_HIP_PULL=0, the kill switch)"
-TESSEL_HIP_PULL=0 run $B/network_gpu --test-threads=1 --nocapture
+TESSEL_HIP_PULL=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, token and head rows without cache hints (TESSEL_HIP_CACHE_HINTS=0, the kill switch)"
-TESSEL_HIP_CACHE_HINTS=0 run $B/network_gpu --test-threads=1 --nocapture
+TESSEL_HIP_CACHE_HINTS=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 if [ "$mode" = hip ]; then
   run $B/split_gpu --test-threads=1 --nocapture
   run $B/tessel bench --network vulkan,hip --size 3840x2160 --ratio 2 --frames 200 --json "$OUT/bench_3840x2160.json"
