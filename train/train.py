@@ -213,6 +213,11 @@ def init_from_package(net, pkg, grow=""):
         log(f"--exp-layout {net.cfg.layout}: {pkg}'s weights adapted (experimental.adapt_layout)")
     else:
         net.load_state_dict(src.state_dict())
+    return package_baseline(mj)
+
+
+def package_baseline(mj):
+    """A package's tuned baseline (blend, sigma, clamp) and the record of the search behind it, from its model.json."""
     b = mj["baseline"]
     return (b["blend"], b["sigma"], b["clamp"]), mj.get("provenance", {}).get("baseline_search", {})
 
@@ -222,8 +227,8 @@ def fresh_config(a):
     kernels cannot compute it, it costs over the budget, or an --init package brings its own shape),
     else the default's, with the run's flags."""
     flags = dict(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
-    if a.arch_fresh and not a.arch_from:
-        sys.exit("--arch-fresh names tensors that --arch-from does not take; give --arch-from")
+    if (a.arch_fresh or a.fresh_lr_scale != 1.0) and not a.arch_from:
+        sys.exit("--arch-fresh and --fresh-lr-scale are about the tensors --arch-from does not take; give --arch-from")
     if a.arch is None:
         if a.arch_from:
             sys.exit("--arch-from starts a network of --arch's shape; give --arch")
@@ -265,11 +270,10 @@ def start_weights(a, net, ck, cache, start):
         return tuple(ck["baseline"]), dict(search, score_db=ck["baseline_score"]), ck.get("fresh", [])
     fresh = []
     if a.arch_from:
-        mj = json.load(open(os.path.join(a.arch_from, "model.json")))
-        b = mj["baseline"]
-        baseline, search = (b["blend"], b["sigma"], b["clamp"]), mj.get("provenance", {}).get("baseline_search", {})
+        src, mj = load_net(a.arch_from)
+        baseline, search = package_baseline(mj)
         init_like_reference(net, baseline, seed=a.seed)
-        fresh = take_matching(net, load_net(a.arch_from)[0], a.arch_fresh)
+        fresh = take_matching(net, src, a.arch_fresh)
         n_all = len(net.state_dict())
         log(f"--arch-from {a.arch_from}: {n_all - len(fresh)} of {n_all} tensors and the tuned baseline taken from it; "
             f"fresh ({len(fresh)}, learning at {a.fresh_lr_scale} x --lr): {', '.join(sorted({k.rsplit('.', 1)[0] for k in fresh}))}")
@@ -428,7 +432,7 @@ def parse_args():
                     help="with --arch-from: tensors (or the tensors under these prefixes, e.g. enc0.0) that start fresh even where "
                          "the package has them (a control for a narrower level: the same shape with that level fresh)")
     ap.add_argument("--fresh-lr-scale", type=float, default=1.0, metavar="S",
-                    help="with --arch-from: the tensors not taken from the package learn at S times --lr")
+                    help="with --arch-from: the tensors not taken from the package learn at S times --lr (a resumed run keeps its checkpoint's S)")
     ap.add_argument("--exp-grow", default="", metavar="SPEC",
                     help="experiment: more capacity than the --init package, its parts starting as the identity "
                          "(experimental.grown_config: mid=N, decL=N, encL=N, pixel_mlp=N, features=A+B of net.EXTRA_FEATURES; "
