@@ -3,7 +3,8 @@
 shipped network's and within the budget; a shape the kernels cannot compute or the budget does not
 allow is refused with a message naming why; a shape that passes builds a network with the FLOPs
 and parameters its config says, and runs at every window phase; --arch-from's take_matching copies exactly the tensors of the same
-name and shape, but those --arch-fresh names.
+name and shape, but those --arch-fresh names; --distill's error is zero against the network itself
+and reaches only the student's weights.
 
     python3 train/check_arch.py
 """
@@ -16,6 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tessel_train import SHIPPED_MODEL  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
+from tessel_train import stages  # noqa: E402
 from tessel_train.net import FLOP_BUDGET_4K, PHASES, TesselNet, init_like_reference, shaped_config, take_matching  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
@@ -55,9 +57,10 @@ def main():
     assert all(h.shape == (1, 32, 64, 128) and torch.isfinite(h).all() for h in heads)
     params = sum(p.numel() for p in net.parameters())
     taken = check_take_matching(shipped, flags)
+    distill = check_distill(shipped, flags)
     print(f"--arch: the default is {SHIPPED_MODEL}'s shape ({default.flops(3840, 2160) / 1e9:.2f} GFLOP); "
           f"{shape}: {cfg.flops(3840, 2160) / 1e9:.2f} GFLOP, {params} parameters, {blocks} blocks; 8 bad shapes refused; "
-          f"--arch-from {taken}")
+          f"--arch-from {taken}; --distill {distill}")
 
 
 def check_take_matching(shipped, flags):
@@ -80,6 +83,26 @@ def check_take_matching(shipped, flags):
     fresh_same = set(take_matching(same, shipped, keep))
     assert fresh_same == want, f"--arch-fresh: fresh {sorted(fresh_same ^ want)} differ from the narrow network's"
     return f"takes {len(before) - len(fresh)} of {len(before)} tensors into level 0 at 16 channels, --arch-fresh the same {len(fresh)} fresh at 32"
+
+
+def check_distill(shipped, flags):
+    """stages.distill_error: zero for the shipped network against itself; above zero for a
+    16-channel level 0 taken from it, whose gradient reaches its own weights and not the teacher's."""
+    teacher, _ = load_net(os.path.join(ROOT, SHIPPED_MODEL))
+    teacher.eval().requires_grad_(False)
+    feats = torch.rand(1, 16, 40, 72, generator=torch.Generator().manual_seed(9))
+    same = {"feats": feats, "head": shipped(stages.tokens(shipped, feats), 3)}
+    zero = stages.distill_error(teacher, same, 3).item()
+    assert zero == 0.0, f"the shipped network against itself: {zero}"
+    narrow = TesselNet(shaped_config({"channels": [16, 48, 96]}, **flags))
+    init_like_reference(narrow, seed=4)
+    take_matching(narrow, shipped)
+    err = stages.distill_error(teacher, {"feats": feats, "head": narrow(stages.tokens(narrow, feats), 3)}, 3)
+    err.backward()
+    assert err.item() > 1e-4, err.item()
+    assert narrow.embed.weight.grad is not None and narrow.embed.weight.grad.abs().sum() > 0
+    assert all(p.grad is None for p in teacher.parameters())
+    return f"0 against itself, {err.item():.4f} for the narrow start"
 
 
 if __name__ == "__main__":

@@ -131,22 +131,25 @@ def compiled_ops():
     return ops
 
 
-def run_sequence(net, b, size, fixed=None, t_range=None, grad=False, hist=None, phase0=0, ops=stages.EAGER):
-    """Runs frames t_range of batch b. Returns (tonemapped outputs list, gts list, hist)."""
+def run_sequence(net, b, size, fixed=None, t_range=None, grad=False, hist=None, phase0=0, ops=stages.EAGER, teacher=None):
+    """Runs frames t_range of batch b. Returns (tonemapped outputs list, gts list, hist), and with a
+    teacher network (--distill) each frame's stages.distill_error after them."""
     T = b["color"].shape[0]
     B = b["color"].shape[1]
     dev = b["color"].device
     if hist is None:
         hist = stages.new_history(B, size, size, dev, stages.memory_of(None if fixed is not None else net))
-    outs, gts = [], []
+    outs, gts, dist = [], [], []
     for t in t_range or range(T):
         p = stages.prepare(b["color"][t], b["motion"][t], b["depth"][t], (size, size))
         reset = torch.full((B,), t == 0, device=dev, dtype=torch.bool)
         with torch.set_grad_enabled(grad), torch.autocast("cuda", dtype=torch.bfloat16, enabled=(dev.type == "cuda" and fixed is None)):
-            out, hist, _ = stages.step(net, p, hist, b["jitter"][t], reset, (phase0 + t) % 8, fixed=fixed, ops=ops)
+            out, hist, ex = stages.step(net, p, hist, b["jitter"][t], reset, (phase0 + t) % 8, fixed=fixed, ops=ops)
+            if teacher is not None:
+                dist.append(stages.distill_error(teacher, ex, (phase0 + t) % 8))
         outs.append(out.float())
         gts.append(stages.tonemap(b["reference"][t][:, :3]))
-    return outs, gts, hist
+    return (outs, gts, hist, dist) if teacher is not None else (outs, gts, hist)
 
 
 def frame_psnrs(outs, gts):
@@ -433,6 +436,10 @@ def parse_args():
                          "the package has them (a control for a narrower level: the same shape with that level fresh)")
     ap.add_argument("--fresh-lr-scale", type=float, default=1.0, metavar="S",
                     help="with --arch-from: the tensors not taken from the package learn at S times --lr (a resumed run keeps its checkpoint's S)")
+    ap.add_argument("--distill", metavar="PACKAGE", default=None,
+                    help="add to the loss the log of the squared difference of the head's controls from those PACKAGE's network "
+                         "computes on the same pixel features (e.g. a new shape from --arch-from learning tessel-v12's head)")
+    ap.add_argument("--distill-weight", type=float, default=0.5, metavar="W", help="with --distill: the weight of its term")
     ap.add_argument("--exp-grow", default="", metavar="SPEC",
                     help="experiment: more capacity than the --init package, its parts starting as the identity "
                          "(experimental.grown_config: mid=N, decL=N, encL=N, pixel_mlp=N, features=A+B of net.EXTRA_FEATURES; "
@@ -493,6 +500,13 @@ class Trainer:
         if self.fresh:
             scale = ck["opt"]["param_groups"][1]["lr_scale"] if ck is not None else a.fresh_lr_scale
             groups.append(dict(params=[named[k] for k in self.fresh if k in named], lr_scale=scale))
+        self.teacher = None  # --distill: a frozen network whose head controls the run's head learns beside the task
+        if a.distill:
+            self.teacher = load_net(a.distill)[0].to(dev).eval().requires_grad_(False)
+            if self.teacher.cfg.history_a != net.cfg.history_a or not (self.teacher.cfg.in_contract and net.cfg.in_contract):
+                sys.exit(f"--distill {a.distill}: its network ({self.teacher.cfg.to_json()}) and this run's must be the contract's, with the same history kernel "
+                         f"(history_a {net.cfg.history_a}), so that it reads the same pixel features")
+            log(f"--distill {a.distill}: the head's controls learn its on the same pixel features too (weight {a.distill_weight})")
         self.data_seed = data_seed  # recorded in the checkpoint: a resumed run trains on the same sequences
         # How often each ratio is drawn: --ratio-weights, else the checkpoint's when resuming, else uniform (None).
         self.ratio_weights = a.ratio_weights if a.ratio_weights is not None else (ck.get("ratio_weights") if ck is not None else None)
@@ -550,14 +564,17 @@ class Trainer:
         for pg in self.opt.param_groups:
             pg["lr"] = lr * pg.get("lr_scale", 1.0)
         self.net.train()
-        outs, gts, hist = run_sequence(self.net, b, a.size, t_range=range(c * a.chunk, (c + 1) * a.chunk), grad=True, hist=hist,
-                                       phase0=self.step, ops=ops)
+        res = run_sequence(self.net, b, a.size, t_range=range(c * a.chunk, (c + 1) * a.chunk), grad=True, hist=hist,
+                           phase0=self.step, ops=ops, teacher=self.teacher)
+        outs, gts, hist = res[:3]
         loss = 0.0
         po, pgt = prev
         for t, o, gt in zip(range(c * a.chunk, (c + 1) * a.chunk), outs, gts):
             loss = loss + frame_loss(o, gt, po, pgt, a.temporal_weight) * (a.exp_early_weight if t < EARLY_FRAMES else 1.0)
             po, pgt = o, gt
         loss = loss / len(outs)
+        if self.teacher is not None:  # --distill: the log of the head controls' squared difference, as the task's term is
+            loss = loss + a.distill_weight * torch.log(torch.stack(res[3]).mean() + 1e-6)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
@@ -745,7 +762,8 @@ def main():
                 weight_average=tr.ema.decay if tr.ema else None, train_seconds=round(tr.seconds(), 1),
                 data_seconds=round(t_data, 1), final_loss=tr.history[-1]["loss"] if tr.history else None, batch=a.batch, frames=a.frames,
                 tbptt=a.chunk, crop=a.size, sequences_per_ratio=a.cache, scene_data=a.scene_data, scene_val=a.scene_val, augment=a.augment, ratios=list(RATIOS), ratio_weights=tr.ratio_weights, early_weight=a.exp_early_weight, temporal_weight=a.temporal_weight, validation=res,
-                initialised_from=tr.init, fresh_tensors=tr.fresh or None, baseline_search=tr.search,
+                initialised_from=tr.init, fresh_tensors=tr.fresh or None, distilled_from=a.distill,
+                distill_weight=a.distill_weight if a.distill else None, baseline_search=tr.search,
                 **({"experiment": "dilate_choice (train.py --exp-dilate-choice): no backend computes this head"} if a.exp_dilate_choice else {}),
                 **({"experiment": f"layout {cfg.layout} (train.py --exp-layout): no backend computes this head"} if cfg.layout != "rgb" else {}),
                 **({"experiment": f"grown (train.py --exp-grow {a.exp_grow})" + (": no backend computes the per-pixel MLP or the extra features" if cfg.pixel_mlp or cfg.extra_features else "")} if a.exp_grow else {}))

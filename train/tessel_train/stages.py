@@ -288,6 +288,23 @@ def decode(h, layout="rgb"):
     return ctl
 
 
+def head_controls(head_tokens):
+    """A head buffer [B,Th,Tw,128] -> its controls per pixel and channel, each on a scale of about
+    one (β, σ's clamped logarithm over its range, the rectification, the residual, the memory):
+    what distillation compares (train.py --distill), insensitive to where a saturated logit sits."""
+    h = head_tokens.reshape(*head_tokens.shape[:-1], TOKEN * TOKEN, HEAD_CHANNELS)
+    return torch.cat([torch.sigmoid(h[..., 0:1]), (h[..., 1:2].clamp(-2.5, 1.0) + 2.5) / 3.5, torch.sigmoid(h[..., 2:3]),
+                      torch.tanh(h[..., 3:8])], -1)
+
+
+def distill_error(teacher, extras, phase):
+    """Mean squared difference of a step's head controls from those a teacher network computes on
+    the same pixel features (its own embedding of them); extras: stages.step's."""
+    with torch.no_grad():
+        want = head_controls(teacher(tokens(teacher, extras["feats"]), phase)).float()
+    return ((head_controls(extras["head"]).float() - want) ** 2).mean()
+
+
 def dilated_history(ctx, hist, p, history_a):
     """The history colour at the nearest surface's motion in the 3x3 (dilated_motion), resampled and
     re-exposed as the contract's history is: what DILATE_CHOICE and a layout's choice channel mix in."""
@@ -417,4 +434,4 @@ def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EA
     if round_f16:
         head = round16(head)
     out, new = ops.finish(ctx, head_pixels(head, W, H), p["exposure"], round_f16, accumulate)
-    return out, new, dict(tokens=toks, head=head)
+    return out, new, dict(tokens=toks, head=head, feats=feats)
