@@ -4,7 +4,8 @@ shipped network's and within the budget; a shape the kernels cannot compute or t
 allow is refused with a message naming why; a shape that passes builds a network with the FLOPs
 and parameters its config says, and runs at every window phase; --arch-from's take_matching copies exactly the tensors of the same
 name and shape, but those --arch-fresh names; --distill's error is zero against the network itself
-and reaches only the student's weights.
+and reaches only the student's weights; shrink_level0's projection keeps lengths of zero-mean
+vectors and its products after a LayerNorm compute the wide ones on the projected stream.
 
     python3 train/check_arch.py
 """
@@ -58,9 +59,10 @@ def main():
     params = sum(p.numel() for p in net.parameters())
     taken = check_take_matching(shipped, flags)
     distill = check_distill(shipped, flags)
+    shrink = check_shrink()
     print(f"--arch: the default is {SHIPPED_MODEL}'s shape ({default.flops(3840, 2160) / 1e9:.2f} GFLOP); "
           f"{shape}: {cfg.flops(3840, 2160) / 1e9:.2f} GFLOP, {params} parameters, {blocks} blocks; 8 bad shapes refused; "
-          f"--arch-from {taken}; --distill {distill}")
+          f"--arch-from {taken}; --distill {distill}; shrink_level0 {shrink}")
 
 
 def check_take_matching(shipped, flags):
@@ -103,6 +105,31 @@ def check_distill(shipped, flags):
     assert narrow.embed.weight.grad is not None and narrow.embed.weight.grad.abs().sum() > 0
     assert all(p.grad is None for p in teacher.parameters())
     return f"0 against itself, {err.item():.4f} for the narrow start"
+
+
+
+def check_shrink():
+    """train/shrink_level0.py's algebra on random data: M's columns are zero-mean and orthonormal on
+    the zero-mean 16-vectors (MᵀM the centring), and a product after a 32-channel LayerNorm of Mz
+    equals the rewritten product after the 16-channel LayerNorm of z (γ 1, β 0)."""
+    from shrink_level0 import after_norm, projection
+    g = torch.Generator().manual_seed(11)
+    m, kept = projection([torch.randn(2000, 32, generator=g) @ torch.randn(32, 32, generator=g)], 16)
+    assert (m.T @ m - (torch.eye(16) - 1 / 16)).abs().max() < 1e-5 and m.sum(0).abs().max() < 1e-5
+    norm = torch.nn.LayerNorm(32, eps=1e-5)
+    with torch.no_grad():
+        norm.weight.copy_(torch.rand(32, generator=g) + 0.5)
+        norm.bias.copy_(torch.randn(32, generator=g))
+    w, b = torch.randn(24, 32, generator=g), torch.randn(24, generator=g)
+    z = torch.randn(64, 16, generator=g)
+    z = z - z.mean(1, keepdim=True)
+    w16, b16 = after_norm(w, b, norm, m)
+    with torch.no_grad():
+        wide = torch.nn.functional.linear(norm(z @ m.T), w, b)
+        narrow = torch.nn.functional.linear(torch.nn.functional.layer_norm(z, (16,), eps=1e-5), w16, b16)
+    err = (wide - narrow).abs().max().item()
+    assert err < 1e-3, err
+    return f"exact to {err:.1e} ({100 * kept:.0f} % of a random stream kept)"
 
 
 if __name__ == "__main__":
