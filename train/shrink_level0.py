@@ -29,7 +29,6 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import train as trainer  # noqa: E402  (train.py: its data cache and sequence runner)
-from tessel_train import stages  # noqa: E402
 from tessel_train.export import export_package, load_net  # noqa: E402
 from tessel_train.net import HEAD_DIM, TesselNet  # noqa: E402
 
@@ -151,23 +150,15 @@ def shrink(src, taps, m):
 
 
 def head_gap(src, net, batches, size, fit_seqs):
-    """Mean distill_error of net against src over the calibration batches' sequences after the
+    """Mean distill_error between net and src over the calibration batches' sequences after the
     first fit_seqs of each (not fitted on), on src's own history; and the two nets' PSNRs there."""
     errs, ps, pn = [], [], []
     for b in batches.values():
         b = {k: v[:, fit_seqs:] for k, v in b.items()}
-        hist = None
         with torch.no_grad():
-            for t in range(b["color"].shape[0]):
-                p = stages.prepare(b["color"][t], b["motion"][t], b["depth"][t], (size, size))
-                reset = torch.full((b["color"].shape[1],), t == 0, dtype=torch.bool)
-                if hist is None:
-                    hist = stages.new_history(b["color"].shape[1], size, size, p["color"].device, stages.memory_of(src))
-                _, hist, ex = stages.step(src, p, hist, b["jitter"][t], reset, t % 8)
-                mine = dict(feats=ex["feats"], head=net(stages.tokens(net, ex["feats"]), t % 8))
-                errs.append(stages.distill_error(src, mine, t % 8).item())
-        o1, g1, _ = trainer.run_sequence(src, b, size)
-        o2, _, _ = trainer.run_sequence(net, b, size)
+            o1, g1, _, dist = trainer.run_sequence(src, b, size, teacher=net)
+            o2, _, _ = trainer.run_sequence(net, b, size)
+        errs += [d.item() for d in dist]
         ps.append(trainer.psnr_frames(o1, g1, 4))
         pn.append(trainer.psnr_frames(o2, g1, 4))
     return sum(errs) / len(errs), sum(ps) / len(ps), sum(pn) / len(pn)

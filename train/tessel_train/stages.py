@@ -289,12 +289,12 @@ def decode(h, layout="rgb"):
 
 
 def head_controls(head_tokens):
-    """A head buffer [B,Th,Tw,128] -> its controls per pixel and channel, each on a scale of about
-    one (β, σ's clamped logarithm over its range, the rectification, the residual, the memory):
+    """A head buffer [B,Th,Tw,128] -> its controls [B,8,Th,Tw,16] (decode's, each on a scale of about
+    one: β, σ's clamped logarithm over its range, the rectification, the residual, the memory):
     what distillation compares (train.py --distill), insensitive to where a saturated logit sits."""
-    h = head_tokens.reshape(*head_tokens.shape[:-1], TOKEN * TOKEN, HEAD_CHANNELS)
-    return torch.cat([torch.sigmoid(h[..., 0:1]), (h[..., 1:2].clamp(-2.5, 1.0) + 2.5) / 3.5, torch.sigmoid(h[..., 2:3]),
-                      torch.tanh(h[..., 3:8])], -1)
+    h = head_tokens.reshape(*head_tokens.shape[:-1], TOKEN * TOKEN, HEAD_CHANNELS).movedim(-1, 1)  # channels where decode reads them
+    c = decode(h)
+    return torch.cat([c["blend"][:, None], (torch.log(c["sigma"][:, None]) + 2.5) / 3.5, c["clamp"][:, None], 2 * c["residual"], c["memory"]], 1)
 
 
 def distill_error(teacher, extras, phase):
