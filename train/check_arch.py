@@ -107,7 +107,6 @@ def check_distill(shipped, flags):
     return f"0 against itself, {err.item():.4f} for the narrow start"
 
 
-
 def check_shrink():
     """train/shrink_level0.py's algebra on random data: M's columns are zero-mean and orthonormal on
     the zero-mean 16-vectors (MᵀM the centring), and a product after a 32-channel LayerNorm of Mz

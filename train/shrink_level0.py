@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import train as trainer  # noqa: E402  (train.py: its data cache and sequence runner)
 from tessel_train.export import export_package, load_net  # noqa: E402
-from tessel_train.net import HEAD_DIM, TesselNet  # noqa: E402
+from tessel_train.net import HEAD_DIM, TesselNet, take_matching  # noqa: E402
 
 WIDTH = 16
 
@@ -114,11 +114,9 @@ def after_norm(w, b, norm, m):
 def shrink(src, taps, m):
     cfg = dataclasses.replace(src.cfg, channels=[WIDTH] + list(src.cfg.channels[1:]))
     net = TesselNet(cfg)
+    take_matching(net, src)  # levels 1 and 2, the pixel embedding and head path: copied
     theirs = {k: v.detach().float() for k, v in src.state_dict().items()}
     sd = {k: v.clone() for k, v in net.state_dict().items()}
-    for k in sd:
-        if k in theirs and theirs[k].shape == sd[k].shape:
-            sd[k] = theirs[k].clone()
     mt, c = m.T, src.cfg.channels[0]
     sd["embed.weight"], sd["embed.bias"] = mt @ theirs["embed.weight"], mt @ theirs["embed.bias"]
     for name in ("enc0", "dec0"):
@@ -192,10 +190,9 @@ def main():
           + ", ".join(f"{k}: {int(v.argmax())}" for k, v in taps.heads.items()))
     print(f"unseen calibration sequences: head controls' squared difference {err:.5f}; PSNR {p_src:.3f} dB ({a.package}) "
           f"against {p_net:.3f} dB (16 channels), frames 4..")
-    b = mj["baseline"]
     export_package(net.float().cpu(), a.out, os.path.basename(os.path.normpath(a.out)),
                    f"{a.package}'s network with a {WIDTH}-channel level 0 made by train/shrink_level0.py (untrained since)",
-                   (b["blend"], b["sigma"], b["clamp"]),
+                   trainer.package_baseline(mj)[0],
                    dict(trainer="train/shrink_level0.py", source=a.package, stream_energy_kept=kept, calibration_seqs=a.seqs,
                         calibration_psnr=dict(source=p_src, narrow=p_net)), trained=False)
     print(f"package: {a.out}")
