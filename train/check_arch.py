@@ -5,7 +5,9 @@ allow is refused with a message naming why; a shape that passes builds a network
 and parameters its config says, and runs at every window phase; --arch-from's take_matching copies exactly the tensors of the same
 name and shape, but those --arch-fresh names; --distill's error is zero against the network itself
 and reaches only the student's weights; shrink_level0's projection keeps lengths of zero-mean
-vectors and its products after a LayerNorm compute the wide ones on the projected stream.
+vectors and its products after a LayerNorm compute the wide ones on the projected stream;
+--exp-over-budget lets only the budget pass; widen_level0's network computes its source's head at
+every window phase and its two copies of a channel differ in their read weights.
 
     python3 train/check_arch.py
 """
@@ -46,6 +48,12 @@ def main():
     refused({"decoder_depths": [1]}, "need 2 entries")
     refused({"channels": [32, 64, 128]}, "over the budget of 80")
     refused({"mlp_ratio": 8}, "mlp_ratio 8")
+    assert shaped_config({"channels": [64, 48, 96]}, over_budget=True, **flags).flops(3840, 2160) > FLOP_BUDGET_4K
+    try:
+        shaped_config({"channels": [24, 48, 96]}, over_budget=True, **flags)
+        raise AssertionError("over_budget let a width the kernels cannot compute pass")
+    except ValueError as e:
+        assert "multiple of 16" in str(e), e
     refused({"heads": 3}, "unknown shape fields")
     shape = {"channels": [16, 48, 96], "encoder_depths": [1, 3], "bottleneck_depth": 3, "decoder_depths": [1, 3]}
     cfg = shaped_config(shape, **flags)
@@ -60,9 +68,10 @@ def main():
     taken = check_take_matching(shipped, flags)
     distill = check_distill(shipped, flags)
     shrink = check_shrink()
+    wide = check_widen(shipped)
     print(f"--arch: the default is {SHIPPED_MODEL}'s shape ({default.flops(3840, 2160) / 1e9:.2f} GFLOP); "
           f"{shape}: {cfg.flops(3840, 2160) / 1e9:.2f} GFLOP, {params} parameters, {blocks} blocks; 8 bad shapes refused; "
-          f"--arch-from {taken}; --distill {distill}; shrink_level0 {shrink}")
+          f"--arch-from {taken}; --distill {distill}; shrink_level0 {shrink}; widen_level0 {wide}")
 
 
 def check_take_matching(shipped, flags):
@@ -129,6 +138,25 @@ def check_shrink():
     err = (wide - narrow).abs().max().item()
     assert err < 1e-3, err
     return f"exact to {err:.1e} ({100 * kept:.0f} % of a random stream kept)"
+
+
+def check_widen(shipped):
+    """train/widen_level0.py: level 0 at twice the width computes the shipped head at all eight
+    window phases (f32), and the split of its read weights is uneven (else the copies could not part)."""
+    from widen_level0 import widen
+    net = widen(shipped, 0.25).eval()
+    assert net.cfg.channels == [2 * shipped.cfg.channels[0]] + list(shipped.cfg.channels[1:])
+    tokens = torch.rand(1, 32, 64, 16 * shipped.cfg.pixel_embed, generator=torch.Generator().manual_seed(12))
+    worst = 0.0
+    with torch.no_grad():
+        for phase in range(PHASES):
+            a, b = shipped(tokens, phase), net(tokens, phase)
+            worst = max(worst, ((a - b).abs().max() / (a.max() - a.min())).item())
+    assert worst < 1e-5, worst
+    w, c = net.enc0[0].fc1.weight, shipped.cfg.channels[0]
+    assert not torch.allclose(w[:, :c], w[:, c:]), "the copies' read weights are equal"
+    assert torch.allclose(w[:, :c] + w[:, c:], torch.cat([shipped.enc0[0].fc1.weight] * 2), atol=1e-6)
+    return f"the same head to {worst:.1e} of its range"
 
 
 if __name__ == "__main__":

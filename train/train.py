@@ -239,7 +239,7 @@ def fresh_config(a):
     if a.init:
         sys.exit("--arch shapes a fresh network; an --init package brings its own shape")
     try:
-        return shaped_config(a.arch, **flags)
+        return shaped_config(a.arch, over_budget=a.exp_over_budget, **flags)
     except ValueError as e:
         sys.exit(f"--arch: {e}")
 
@@ -428,6 +428,8 @@ def parse_args():
                     help="a fresh network of another shape, e.g. '{\"channels\": [16, 48, 96], \"encoder_depths\": [1, 3], "
                          "\"bottleneck_depth\": 3, \"decoder_depths\": [1, 3]}' (fields absent keep the default's; not with --init; "
                          "refused where the kernels cannot compute it or it costs over 80 GFLOP at 3840x2160)")
+    ap.add_argument("--exp-over-budget", action="store_true",
+                    help="experiment: let --arch cost over 80 GFLOP at 3840x2160 (a capacity test; such a package cannot ship)")
     ap.add_argument("--arch-from", metavar="PACKAGE", default=None,
                     help="with --arch: start from every tensor of PACKAGE whose name and shape the new network shares, and its "
                          "tuned baseline (the others as a fresh run's; e.g. a narrower level 0 beside tessel-v12's levels 1 and 2)")
