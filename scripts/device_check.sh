@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Every GPU check and benchmark of tessel in one call on the GPU machine (an NVIDIA H200 here),
 # with x86-64 binaries built on the development machine by scripts/device_build.sh:
-#   device run: bash scripts/device_check.sh [quick|soak|hip|native]      (carry: .carrypack and .gl; unpack .carrypack/carry.tgz first, see device_build.sh)
+#   device run: bash scripts/device_check.sh [quick|soak|hip|native|presets]      (carry: .carrypack and .gl; unpack .carrypack/carry.tgz first, see device_build.sh)
 #   (SOAKS="native shaders hip" picks the soak mode's runs)
 # quick skips the 10,000-frame soaks; soak runs only them (the three took about 2.5 + 3.5 + 3.5 minutes:
 # with the device tool's 10-minute calls, run quick and soak as two calls); hip runs only the
 # native network's checks and timings; native only the native network inside the Vulkan command
-# buffer (VK_NVX_binary_import).
+# buffer (VK_NVX_binary_import); presets only the other shipped packages (PRESETS, below): the
+# native network's golden cases (theirs among them), then each preset through `tessel check` and
+# `tessel bench --network vulkan,hip` beside the default model's bench on the same machine.
 # Logs and JSON land in $OUT (or out/device). PACK=1: at the end they go into one archive,
 # $OUT/device_check.tgz, beside $OUT/summary.txt (the log's verdicts and figures): the device
 # tool brings back only a few files per call.
@@ -44,6 +46,19 @@ soak() {
   echo "device memory used (MiB) during the $1 soak: first $(head -1 "$f"), max $(sort -n "$f" | tail -1), last $(tail -1 "$f")"
 }
 run() { "$@" || { echo "FAILED (exit $?): $*"; fail=1; }; }
+# The shipped packages other than the default (docs/MODEL.md): every backend present against the
+# CPU reference with each (its golden cases run with the default steps too), and both networks' times.
+PRESETS=${PRESETS:-models/tessel-v12-fast}
+presets() {
+  for m in $PRESETS; do
+    local name; name=$(basename "$m")
+    step "preset $m: tessel check (every backend present), then tessel bench --network vulkan,hip"
+    run $B/tessel check --model "$m" --json "$OUT/check_$name.json"
+    for size in 2560x1440 3840x2160; do
+      run $B/tessel bench --network vulkan,hip --model "$m" --size $size --ratio 2 --frames 200 --json "$OUT/bench_${name}_$size.json"
+    done
+  done
+}
 
 step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
@@ -71,6 +86,20 @@ if [ "$mode" = native ]; then
   run $B/tessel bench --network vulkan,hip --size 3840x2160 --ratio 2 --frames 200 --json "$OUT/bench_3840x2160.json"
   TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_native_3840x2160.json"
   echo; echo "device_check (native): $([ $fail = 0 ] && echo all passed || echo SOME FAILED)"
+  exit $fail
+fi
+
+if [ "$mode" = presets ]; then
+  step "native network against the CPU reference on every golden case (the presets' too)"
+  run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
+  step "the native network inside the Vulkan command buffer on every golden case (the presets' too)"
+  run $B/in_vulkan_gpu --test-threads=1 --nocapture
+  step "the default model, tessel bench --network vulkan,hip at 3840x2160 (the presets' yardstick on this machine)"
+  run $B/tessel bench --network vulkan,hip --size 3840x2160 --ratio 2 --frames 200 --json "$OUT/bench_3840x2160.json"
+  presets
+  step "the PyTorch twin against every golden case (the presets' too)"
+  if python3 -c "import torch" 2>/dev/null; then run python3 train/check_golden.py; else echo "skipped: no PyTorch (train/check_golden.py)"; fi
+  echo; echo "device_check (presets): $([ $fail = 0 ] && echo all passed || echo SOME FAILED)"
   exit $fail
 fi
 
@@ -120,6 +149,7 @@ for s in "2560x1440 2" "3840x2160 2"; do
   step "tessel bench --network vulkan at $size, the shaders' network (TESSEL_VK_NATIVE=0, cooperative matrix)"
   TESSEL_VK_NATIVE=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders.json"
 done
+presets
 export TESSEL_VK_NATIVE=0  # the rest measures the shaders' network
 step "the shaders' network with less shared memory per workgroup (TESSEL_VK_COOP_COLS: narrower staged weight chunks; docs/ENGINE.md)"
 for cols in 32 16; do

@@ -37,6 +37,7 @@ enum Cmd {
     Demo {
         #[arg(long, default_value = "out/demo")]
         out: PathBuf,
+        /// Model package: a folder, or a shipped package's name (tessel-v12, the default; tessel-v12-fast, the fast preset).
         #[arg(long)]
         model: Option<PathBuf>,
         #[arg(long, default_value = "640x360", value_parser = parse_size)]
@@ -77,6 +78,7 @@ enum Cmd {
         frames: PathBuf,
         #[arg(long, value_enum, default_value = "auto")]
         network: NetworkChoice,
+        /// Model package: a folder, or a shipped package's name (tessel-v12, the default; tessel-v12-fast, the fast preset).
         #[arg(long)]
         model: Option<PathBuf>,
         #[arg(long)]
@@ -117,6 +119,7 @@ enum Cmd {
         /// Comma list of backends: cpu,vulkan,none,auto.
         #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
         network: Vec<NetworkChoice>,
+        /// Model package: a folder, or a shipped package's name (tessel-v12, the default; tessel-v12-fast, the fast preset).
         #[arg(long)]
         model: Option<PathBuf>,
         #[arg(long, default_value = "640x360", value_parser = parse_size)]
@@ -157,6 +160,7 @@ enum Cmd {
     Soak {
         #[arg(long, value_enum, default_value = "auto")]
         network: NetworkChoice,
+        /// Model package: a folder, or a shipped package's name (tessel-v12, the default; tessel-v12-fast, the fast preset).
         #[arg(long)]
         model: Option<PathBuf>,
         #[arg(long, default_value = "64x36", value_parser = parse_size)]
@@ -204,6 +208,7 @@ enum Cmd {
     },
     /// The model package, its network and its cost at common output sizes.
     Info {
+        /// Model package: a folder, or a shipped package's name (tessel-v12, the default; tessel-v12-fast, the fast preset).
         #[arg(long)]
         model: Option<PathBuf>,
     },

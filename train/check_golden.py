@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Does today's PyTorch twin still produce the committed golden vectors? Rewrites every case of
-model/tests/golden/ into a temporary folder with the package the cases name and compares each file
-with the committed one element by element: equal within 4e-3 absolute or relative (a few f16
+model/tests/golden/ into a temporary folder with the package the cases name (the default model's
+cases, and a preset's such as fast_2x_72x40 with its own) and compares each file with the committed
+one element by element: equal within 4e-3 absolute or relative (a few f16
 steps: another CPU or PyTorch build may round differently), non-finite inputs identical. The Rust
 test checks the CPU reference against the same files.
 
@@ -34,24 +35,41 @@ def compare(mine, ref):
     return int((~ok).sum()), float(np.abs(mine[finite].astype(np.float64) - ref[finite]).max(initial=0.0))
 
 
+def source_case(name):
+    """The case of golden.CASES a committed case was written as: its own name, or, for a preset's
+    copy (fast_2x_72x40), the name it ends with."""
+    return next((c[0] for c in golden.CASES if name == c[0] or name.endswith("_" + c[0])), name)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--golden", default="model/tests/golden")
     a = ap.parse_args()
     root = os.path.abspath(a.golden)
-    first = golden.CASES[0][0]  # the trained cases all name the same package
-    meta = json.load(open(os.path.join(root, first, "golden.json")))
-    package = os.path.normpath(os.path.join(root, first, meta["model"]))
+    # The trained cases by the package they name (a folder outside the case); the seeded cases
+    # carry a small network of their own ("model") and are written beside the first package's.
+    groups = {}
+    for name in sorted(os.listdir(root)):
+        model = json.load(open(os.path.join(root, name, "golden.json"))).get("model")
+        if model and model != "model":
+            groups.setdefault(os.path.normpath(os.path.join(root, name, model)), []).append(name)
+    seeded = [n for n in sorted(os.listdir(root)) if not any(n in cases for cases in groups.values())]
     failed, worst, exact, total = [], 0.0, 0, 0
     with tempfile.TemporaryDirectory() as tmp:
-        golden.write_all(load_net(package)[0], tmp, package)
+        written = {}  # committed case -> the folder its rewrite is in
+        for i, (package, cases) in enumerate(groups.items()):
+            out = os.path.join(tmp, str(i))
+            golden.write_all(load_net(package)[0], out, package, seeded=i == 0)
+            written.update({n: os.path.join(out, source_case(n)) for n in cases})
+            if i == 0:
+                written.update({n: os.path.join(out, n) for n in seeded})
         for name in sorted(os.listdir(root)):
             for f in sorted(os.listdir(os.path.join(root, name))):
                 if not f.endswith(".bin"):
                     continue
                 dt = "<f2" if f.startswith(F16_PREFIXES) else "<f4"
                 stored = np.fromfile(os.path.join(root, name, f), dtype=dt)
-                path = os.path.join(tmp, name, f)
+                path = os.path.join(written.get(name, os.path.join(tmp, "none")), f)
                 mine = np.fromfile(path, dtype=dt) if os.path.exists(path) else None
                 bad, diff = compare(mine, stored.astype(np.float64))
                 total += 1

@@ -137,8 +137,8 @@ fn median(mut v: Vec<f32>) -> f32 {
     v[v.len() / 2]
 }
 
-/// Network shapes other than the shipped one's (docs/MODEL.md, the `--arch` shapes), each the
-/// shipped config with these fields replaced: what each costs on the GPU, before anything is
+/// Network shapes other than the shipped one's (docs/MODEL.md, the `--arch` shapes and the fast
+/// preset's), each the shipped config with these fields replaced: what each costs on the GPU, before anything is
 /// trained for it. TESSEL_SHAPES (a JSON array of such objects) replaces the list.
 const SHAPES: &[&str] = &[
     "{}",
@@ -149,6 +149,11 @@ const SHAPES: &[&str] = &[
     r#"{"channels": [16, 48, 96, 128], "encoder_depths": [1, 2, 1], "bottleneck_depth": 2, "decoder_depths": [1, 2, 1]}"#,
     r#"{"channels": [16, 48, 96]}"#,
     r#"{"mlp_ratio": 1}"#,
+    r#"{"encoder_depths": [1, 1], "decoder_depths": [1, 1]}"#,
+    // The fast preset's shape (models/tessel-v12-fast), and it with one bottleneck block.
+    r#"{"channels": [16, 48, 96], "encoder_depths": [1, 1], "decoder_depths": [1, 1]}"#,
+    r#"{"channels": [16, 48, 96], "encoder_depths": [1, 1], "bottleneck_depth": 1, "decoder_depths": [1, 1]}"#,
+    r#"{"bottleneck_depth": 1}"#,
 ];
 
 fn shapes() -> Vec<serde_json::Value> {

@@ -32,3 +32,9 @@ pub use error::{Error, Result};
 /// The shipped model's folder name under models/: the CLI's default package, and the one the
 /// golden cases without a package of their own and the tests of every crate load.
 pub const SHIPPED_MODEL: &str = "tessel-v12";
+
+/// The fast preset's folder name under models/: a narrower, shallower network (level 0 at 16
+/// channels, one level-1 block each way; 44 GFLOP at 3840x2160 against 80) for devices where the
+/// default is too slow, `--model tessel-v12-fast` (docs/MODEL.md, "tessel-v12-fast"). Its golden
+/// cases (model/tests/golden/fast_*) run wherever the default's do.
+pub const FAST_MODEL: &str = "tessel-v12-fast";

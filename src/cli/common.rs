@@ -45,19 +45,39 @@ pub fn model_candidates() -> Vec<PathBuf> {
     if let Some(p) = std::env::var_os("TESSEL_MODEL") {
         v.push(PathBuf::from(p));
     }
-    v.push(PathBuf::from("models").join(SHIPPED_MODEL));
+    v.extend(shipped_candidates(SHIPPED_MODEL));
+    v
+}
+
+/// Where a shipped package called `name` is looked for: ./models/NAME, then models/NAME beside
+/// the executable's workspace.
+fn shipped_candidates(name: &str) -> Vec<PathBuf> {
+    let mut v = vec![PathBuf::from("models").join(name)];
     if let Ok(exe) = std::env::current_exe() {
         for up in exe.ancestors().skip(1).take(4) {
-            v.push(up.join("models").join(SHIPPED_MODEL));
+            v.push(up.join("models").join(name));
         }
     }
     v
 }
 
-/// Loads the package at `explicit`, or the shipped model. `Ok(None)` when none exists.
+/// The folder `--model` names: the path itself where it exists, else, for a bare name such as
+/// `tessel-v12-fast`, the shipped package of that name (`shipped_candidates`), else the path as
+/// given (so that reading it names what is missing).
+fn resolve_model(p: &Path) -> PathBuf {
+    if p.exists() || p.components().count() != 1 {
+        return p.to_path_buf();
+    }
+    let name = p.to_string_lossy();
+    shipped_candidates(&name).into_iter().find(|c| c.join("model.json").is_file()).unwrap_or_else(|| p.to_path_buf())
+}
+
+/// Loads the package at `explicit` (a path, or the name of a shipped package), or the shipped
+/// model. `Ok(None)` when none exists.
 pub fn find_model(explicit: Option<&Path>) -> Result<Option<ModelPackage>> {
     if let Some(p) = explicit {
-        return Ok(Some(ModelPackage::read(p).with_context(|| format!("loading model package {}", p.display()))?));
+        let p = resolve_model(p);
+        return Ok(Some(ModelPackage::read(&p).with_context(|| format!("loading model package {}", p.display()))?));
     }
     for c in model_candidates() {
         if c.join("model.json").is_file() {
