@@ -20,6 +20,10 @@
 // expansion added into the level below (tessel_block_expand_mma_c<C>: linear `expand`,
 // depth-to-space, the skip already there) instead of storing its own stream, which nothing reads
 // after the expansion; tessel_block_merge_expand_mma_c<C> does both for a level of one block.
+// The first block of a decoder level below the top may instead pull the expansion of the level
+// above (tessel_block_pull_mma_c<C>: its input is the skip plus that expansion of its tokens'
+// parents); tessel_block_pull_expand_mma_c<C> pulls it and ends in its own level's expansion, for
+// a decoder level of one block.
 //
 // Per head h: q, k, v of the warp's 16 tokens; keys and transposed values to shared memory;
 // scores S = q k^T / 4 + rpb for 64 keys, softmax in f32, O = P V, and x += O W_proj[:, h]^T.
@@ -387,28 +391,28 @@ TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin 
 // plus the expansion of the level above (linear `expand`, depth-to-space), computed here for the
 // warp's rows instead of added into the skip by the level above's last block. The warp's 16
 // tokens are one child quadrant, q = warp (row_pos), so its C outputs of the expansion take one
-// quadrant's weights; A is the parents' rows of the level above's stream (`lower`, lower_c
+// quadrant's weights; A is the parents' rows of the level above's stream (`upper`, upper_c
 // channels, f32 rounded to f16). The same products, in the same order, and the same roundings as
 // block_expand followed by the stream's load: bias first, then the k tiles; the skip added in f32,
 // and the sum rounded to f16 where the stream is stored in f16.
 template <int C>
 TS_INLINE void block_pull(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t) {
-    ts_uint cu = p.lower_c, kts = cu / 16, upper_w = p.width / 2;
+    ts_uint cu = p.upper_c, kts = cu / 16, upper_w = p.width / 2;
     ts_uint r0 = row_pos(o, warp, g), r1 = row_pos(o, warp, g + 8);
     ts_uint par0 = (window_y(p, o, r0) / 2) * upper_w + window_x(p, o, r0) / 2;
     ts_uint par1 = (window_y(p, o, r1) / 2) * upper_w + window_x(p, o, r1) / 2;
 #pragma unroll
-    for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.expand_b, warp * C + 8 * j, t);
+    for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.pull_b, warp * C + 8 * j, t);
 #pragma unroll 1
     for (ts_uint kt = 0; kt < kts; kt++) {
-        const float* s0 = p.lower + par0 * cu + 16 * kt + 2 * t;
-        const float* s1 = p.lower + par1 * cu + 16 * kt + 2 * t;
+        const float* s0 = p.upper + par0 * cu + 16 * kt + 2 * t;
+        const float* s1 = p.upper + par1 * cu + 16 * kt + 2 * t;
         ts_float2 v0 = *(const ts_float2*)s0, v1 = *(const ts_float2*)s1;
         ts_float2 v2 = *(const ts_float2*)(s0 + 8), v3 = *(const ts_float2*)(s1 + 8);
         ts_uint a[4] = {ts_pack(v0.x, v0.y), ts_pack(v1.x, v1.y), ts_pack(v2.x, v2.y), ts_pack(v3.x, v3.y)};
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
-            ts_uint2 b = *ts_frag(p.expand_w, warp * (C / 8) + j, kts, kt);
+            ts_uint2 b = *ts_frag(p.pull_w, warp * (C / 8) + j, kts, kt);
             ts_mma(xr[j], a, b.x, b.y);
         }
     }
@@ -720,7 +724,8 @@ TS_INLINE void block_body(const BlockArgs& p) {
     TS_BLOCK_VARIANT(pull_, C, TS_IN_PULL, TS_OUT_STREAM, BOUNDS) \
     TS_BLOCK_VARIANT(merge_, C, TS_IN_MERGE, TS_OUT_STREAM, BOUNDS) \
     TS_BLOCK_VARIANT(expand_, C, TS_IN_STREAM, TS_OUT_EXPAND, BOUNDS) \
-    TS_BLOCK_VARIANT(merge_expand_, C, TS_IN_MERGE, TS_OUT_EXPAND, BOUNDS)
+    TS_BLOCK_VARIANT(merge_expand_, C, TS_IN_MERGE, TS_OUT_EXPAND, BOUNDS) \
+    TS_BLOCK_VARIANT(pull_expand_, C, TS_IN_PULL, TS_OUT_EXPAND, BOUNDS)
 #define TS_BLOCK_ENDS_MMA(C, BOUNDS) \
     TS_BLOCK_VARIANT(embed_, C, TS_IN_EMBED, TS_OUT_STREAM, BOUNDS) \
     TS_BLOCK_VARIANT(head_, C, TS_IN_STREAM, TS_OUT_HEAD, BOUNDS)

@@ -104,8 +104,15 @@ pub struct BlockArgs {
     pub lower_c: u32,
     /// [`STREAM_X_F16`], [`STREAM_LOWER_F16`]: which streams the block stores in f16.
     pub flags: u32,
+    /// The pull variants' level above: its stream and its expansion's weights (fragment order)
+    /// and bias.
+    pub upper: u64,
+    pub pull_w: u64,
+    pub pull_b: u64,
+    pub upper_c: u32,
+    pub pad: u32,
 }
-const _: () = assert!(std::mem::size_of::<BlockArgs>() == 256);
+const _: () = assert!(std::mem::size_of::<BlockArgs>() == 288);
 
 /// BlockArgs::flags (kernels/include/tessel_block.h's TS_STREAM_*): the block's level's stream, or the
 /// level below's, is stored in f16.
@@ -435,8 +442,9 @@ impl Builder<'_> {
     }
 
     /// Whether op `j` is a block with a kernel that pulls the expansion before it and still takes
-    /// along what follows it (a block that would have to push an expansion or produce the head
-    /// does not pull: no kernel does both, and the head's launch measured no faster pulling).
+    /// along what follows it (its own level's expansion too, in a decoder level of one block; a
+    /// block that produces the head does not pull: no kernel does both, and the head's launch
+    /// measured no faster pulling).
     fn pulls(&self, ops: &[NetOp], j: usize) -> bool {
         let Some(NetOp::Block(nb)) = ops.get(j) else { return false };
         self.fused(nb, BlockEnds { input: BlockIn::Pull, output: self.output_of(ops, j) }).is_some()
@@ -495,13 +503,17 @@ impl Builder<'_> {
                 height: h as u32,
                 hidden: hidden as u32,
                 p: self.cfg.pixel_embed as u32,
-                // The level below's stream (merge, expansion), or the level above's (pull).
-                lower: if merge || expand { self.bufs.x[l - 1] } else if pull { self.bufs.x[l + 1] } else { 0 },
+                // The level below's stream (merge, expansion), and the level above's (pull).
+                lower: if merge || expand { self.bufs.x[l - 1] } else { 0 },
                 merge_w: when(merge, &format!("merge{l}.weight#frag")),
                 merge_b: when(merge, &format!("merge{l}.bias#f32")),
-                expand_w: if pull { self.t(&format!("expand{}.weight#frag", l + 1)) } else { when(expand, &format!("expand{l}.weight#frag")) },
-                expand_b: if pull { self.t(&format!("expand{}.bias#f32", l + 1)) } else { when(expand, &format!("expand{l}.bias#f32")) },
-                lower_c: if merge || expand { self.cfg.channels[l - 1] as u32 } else if pull { self.cfg.channels[l + 1] as u32 } else { 0 },
+                expand_w: when(expand, &format!("expand{l}.weight#frag")),
+                expand_b: when(expand, &format!("expand{l}.bias#f32")),
+                lower_c: if merge || expand { self.cfg.channels[l - 1] as u32 } else { 0 },
+                upper: if pull { self.bufs.x[l + 1] } else { 0 },
+                pull_w: when(pull, &format!("expand{}.weight#frag", l + 1)),
+                pull_b: when(pull, &format!("expand{}.bias#f32", l + 1)),
+                upper_c: if pull { self.cfg.channels[l + 1] as u32 } else { 0 },
                 ..Default::default()
             };
             let grid = ((t / WINDOW_TOKENS) as u32, 1, 1);

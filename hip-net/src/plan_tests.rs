@@ -190,7 +190,8 @@ fn a_decoder_levels_first_block_pulls_the_expansion_above_it() {
     assert_eq!(h.kernel, "tessel_block_head_mma_c32");
     let d = plan.iter().find(|l| l.label == "expand2+dec1.0").unwrap();
     let Args::Block(a, 5) = d.args else { panic!() };
-    assert_eq!((d.kernel, a.x, a.lower, a.lower_c, a.expand_w), ("tessel_block_pull_mma_c48", 11, 12, 96, tensors["expand2.weight#frag"]));
+    assert_eq!((d.kernel, a.x, a.upper, a.upper_c, a.pull_w, a.pull_b), ("tessel_block_pull_mma_c48", 11, 12, 96, tensors["expand2.weight#frag"], tensors["expand2.bias#f32"]));
+    assert_eq!((a.lower, a.lower_c, a.expand_w), (0, 0, 0), "a pull alone touches no level below");
     // The same FLOPs as the plan without pulls; no more bytes.
     let pushed = build_with(&cfg, &g, &bufs, &tensors, Kernels::MmaSync, false);
     let sum = |p: &[Launch]| p.iter().fold((0u64, 0u64), |(b, f), l| (b + l.cost.bytes, f + l.cost.flops));
@@ -201,6 +202,36 @@ fn a_decoder_levels_first_block_pulls_the_expansion_above_it() {
     let portable = build_with(&cfg, &g, &bufs, &tensors, Kernels::Portable, true);
     assert!(!pulls(&portable) && portable.iter().all(|l| !l.label.starts_with("expand2+")));
     assert!(pulls(&plan) && !pulls(&pushed));
+}
+
+/// The fast preset's shape (models/tessel-v12-fast: a decoder level of one block): that block pulls
+/// the level above's expansion and pushes its own into level 0, in one launch.
+#[test]
+fn a_decoder_level_of_one_block_pulls_and_pushes_in_one_launch() {
+    let (cfg, g, bufs, _) = fixture();
+    let fast = NetworkConfig { channels: vec![16, 48, 96], encoder_depths: vec![1, 1], decoder_depths: vec![1, 1], ..cfg };
+    let tensors16 = fake_tensors(&fast);
+    let plan = build_with(&fast, &g, &bufs, &tensors16, Kernels::MmaSync, true);
+    let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(labels, ["embed+enc0.0", "merge1+enc1.0", "merge2+mid.0", "mid.1", "expand2+dec1.0+expand1", "dec0.0+head"]);
+    let d = &plan[4];
+    let Args::Block(a, 4) = d.args else { panic!("{}: not layer 4", d.label) };
+    assert_eq!((d.kernel, a.x, a.upper, a.upper_c, a.pull_w, a.pull_b), ("tessel_block_pull_expand_mma_c48", 11, 12, 96, tensors16["expand2.weight#frag"], tensors16["expand2.bias#f32"]));
+    assert_eq!((a.lower, a.lower_c, a.expand_w, a.expand_b), (10, 16, tensors16["expand1.weight#frag"], tensors16["expand1.bias#f32"]));
+    // The same FLOPs as the pushed plan (mid.1+expand2, dec1.0+expand1), no more bytes; with level 0's
+    // stream in f16 the expansion into it is flagged like the pushed one's.
+    let mut pushed = build_with(&fast, &g, &bufs, &tensors16, Kernels::MmaSync, false);
+    assert_eq!(pushed.iter().map(|l| l.label.as_str()).collect::<Vec<_>>(), ["embed+enc0.0", "merge1+enc1.0", "merge2+mid.0", "mid.1+expand2", "dec1.0+expand1", "dec0.0+head"]);
+    let sum = |p: &[Launch]| p.iter().fold((0u64, 0u64), |(b, f), l| (b + l.cost.bytes, f + l.cost.flops));
+    let ((bp, fp), (bq, fq)) = (sum(&plan), sum(&pushed));
+    assert_eq!(fp, fq);
+    assert!(bp <= bq, "{bp} > {bq}");
+    let mut plan = plan;
+    let (w0, h0) = g.level_dims(0);
+    assert!(stream0_f16(&mut plan, &bufs, (w0 * h0 * 16) as u64) && stream0_f16(&mut pushed, &bufs, (w0 * h0 * 16) as u64));
+    let Args::Block(a, _) = plan[4].args else { panic!() };
+    let Args::Block(b, _) = pushed[4].args else { panic!() };
+    assert_eq!((a.flags, b.flags), (STREAM_LOWER_F16, STREAM_LOWER_F16));
 }
 
 #[test]
@@ -218,10 +249,11 @@ fn with_matrix_kernels_each_block_is_one_launch() {
     assert_eq!(a.rpb, tensors["enc1.1.rpb#f32"]);
     assert_eq!(a.fc2_w, tensors["enc1.1.fc2.weight#frag"]);
     assert_eq!((a.tokens, a.head, a.embed_w, a.head_w, a.pixel_w, a.lower, a.merge_w, a.expand_w), (0, 0, 0, 0, 0, 0, 0, 0), "an inner block takes no ends");
+    assert_eq!((a.upper, a.pull_w, a.pull_b, a.upper_c), (0, 0, 0, 0));
     // enc1.1 is layer 2: at phase 3 its shift is (1, 7) (docs/NETWORK.md's table, even
     // layers); 23 pointers, then the level size and the shifts.
     let bytes = b.arg_bytes(3);
-    assert_eq!(bytes.len(), 256);
+    assert_eq!(bytes.len(), 288);
     assert_eq!(u32::from_le_bytes(bytes[192..196].try_into().unwrap()), 1);
     assert_eq!(u32::from_le_bytes(bytes[196..200].try_into().unwrap()), 7);
     // The merge reads the level below; the expansion adds into it.
@@ -254,9 +286,9 @@ fn with_matrix_kernels_each_block_is_one_launch() {
     assert_eq!(plan[2].kernel, "tessel_block_merge_expand_mma_c96");
     let plan = build_with(&one, &TokenGrid::new(&one, 640, 360), &bufs, &fake_tensors(&one), Kernels::MmaSync, true);
     let labels: Vec<&str> = plan.iter().map(|l| l.label.as_str()).collect();
-    // With pulls on, a block that must push its own expansion (no kernel pulls and pushes) is
-    // not pulled into: this plan is the pushed one.
-    assert_eq!(labels, ["embed+enc0.0", "merge1+enc1.0", "merge2+mid.0+expand2", "dec1.0+expand1", "dec0.0+head"]);
+    // With pulls on, a decoder level of one block pulls the expansion above it and pushes its own.
+    assert_eq!(labels, ["embed+enc0.0", "merge1+enc1.0", "merge2+mid.0", "expand2+dec1.0+expand1", "dec0.0+head"]);
+    assert_eq!(plan[3].kernel, "tessel_block_pull_expand_mma_c48");
     // The layers outside the blocks take the matrix-core linear kernel of their input width.
     let kernel = |p: &[Launch], label: &str| p.iter().find(|l| l.label == label).unwrap().kernel;
     let plan = build(&odd, &TokenGrid::new(&odd, 3840, 2160), &bufs, &fake_tensors(&odd), Kernels::MmaSync);

@@ -40,10 +40,9 @@ struct BlockArgs {
     ts_uint shift_y;
     ts_uint hidden;      // MLP width, a multiple of 16
     ts_uint p;           // pixel embedding width (head variant: a multiple of 8)
-    // Between levels (the merge, expand and pull variants only; zero otherwise): the level below's
+    // Between levels (the merge and expand variants only; zero otherwise): the level below's
     // stream [tokens][lower_c] f32 (or f16: flags), a grid of 2 width x 2 height, which the merge
-    // reads and the expansion adds into; for the pull variant the level above's instead (a grid
-    // of width / 2 x height / 2, lower_c its channels, expand_w and expand_b its expansion).
+    // reads and the expansion adds into.
     float* lower;
     const ts_half* merge_w;   // [c][4 lower_c]
     const float* merge_b;
@@ -51,6 +50,14 @@ struct BlockArgs {
     const float* expand_b;
     ts_uint lower_c;     // a multiple of 16
     ts_uint flags;       // TS_STREAM_*: how the level's and the lower level's streams are stored; TS_ROWS_PLAIN
+    // The pull variants only (zero otherwise): the level above's stream [tokens][upper_c] f32, a
+    // grid of width / 2 x height / 2, and its expansion (linear `expand` of the level above),
+    // which the block computes for its own tokens as its input's second term.
+    const float* upper;
+    const ts_half* pull_w;    // [4 c][upper_c]
+    const float* pull_b;
+    ts_uint upper_c;     // a multiple of 16
+    ts_uint pad;
 };
 
 // Streams stored in f16 instead of f32 (BlockArgs::flags; hip-net's plan sets them for level 0,

@@ -87,6 +87,7 @@ impl BlockEnds {
     pub const EXPAND: BlockEnds = BlockEnds { input: BlockIn::Stream, output: BlockOut::Expand };
     pub const MERGE_EXPAND: BlockEnds = BlockEnds { input: BlockIn::Merge, output: BlockOut::Expand };
     pub const PULL: BlockEnds = BlockEnds { input: BlockIn::Pull, output: BlockOut::Stream };
+    pub const PULL_EXPAND: BlockEnds = BlockEnds { input: BlockIn::Pull, output: BlockOut::Expand };
 
     /// Whether the kernel stages token rows in shared memory (the level-0 ends).
     pub fn stages_rows(self) -> bool {
@@ -94,7 +95,8 @@ impl BlockEnds {
     }
 }
 
-/// The fused window block kernels of one width: inner, merge, expand, merge and expand, pull.
+/// The fused window block kernels of one width: inner, merge, expand, merge and expand, pull, pull
+/// and expand.
 macro_rules! block_widths {
     ($($c:literal),*) => {
         [$(
@@ -103,6 +105,7 @@ macro_rules! block_widths {
             ($c, BlockEnds::EXPAND, concat!("tessel_block_expand_mma_c", $c)),
             ($c, BlockEnds::MERGE_EXPAND, concat!("tessel_block_merge_expand_mma_c", $c)),
             ($c, BlockEnds::PULL, concat!("tessel_block_pull_mma_c", $c)),
+            ($c, BlockEnds::PULL_EXPAND, concat!("tessel_block_pull_expand_mma_c", $c)),
         )*]
     };
 }
@@ -115,17 +118,17 @@ macro_rules! block_ends {
         )*]
     };
 }
-const BLOCK_INNER: [(usize, BlockEnds, &str); 40] = block_widths!(16, 32, 48, 64, 80, 96, 112, 128);
+const BLOCK_INNER: [(usize, BlockEnds, &str); 48] = block_widths!(16, 32, 48, 64, 80, 96, 112, 128);
 const BLOCK_ENDS: [(usize, BlockEnds, &str); 8] = block_ends!(16, 32, 48, 64);
-const fn block_table() -> [(usize, BlockEnds, &'static str); 48] {
-    let mut out = [(0, BlockEnds::INNER, ""); 48];
+const fn block_table() -> [(usize, BlockEnds, &'static str); 56] {
+    let mut out = [(0, BlockEnds::INNER, ""); 56];
     let mut i = 0;
-    while i < 40 {
+    while i < 48 {
         out[i] = BLOCK_INNER[i];
         i += 1;
     }
-    while i < 48 {
-        out[i] = BLOCK_ENDS[i - 40];
+    while i < 56 {
+        out[i] = BLOCK_ENDS[i - 48];
         i += 1;
     }
     out
