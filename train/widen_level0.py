@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A level 0 of twice the width made from a package's, computing the same head, as a start for
-train.py --arch-from ... --exp-over-budget (docs/MODEL.md, "A level 0 of twice the width"): the
+train.py --arch-from ... --exp-over-budget (docs/MODEL.md, "A level 0 twice as wide"): the
 capacity test that the added blocks of the twenty-second session left open (width, not depth, at
 the level that squeezes a token's 16 pixels into C channels).
 
