@@ -138,8 +138,8 @@ fn median(mut v: Vec<f32>) -> f32 {
 }
 
 /// Network shapes other than the shipped one's (docs/MODEL.md, the `--arch` shapes and the fast
-/// preset's), each the shipped config with these fields replaced: what each costs on the GPU, before anything is
-/// trained for it. TESSEL_SHAPES (a JSON array of such objects) replaces the list.
+/// preset's), each the shipped config with these fields replaced: what each costs on the GPU,
+/// before anything is trained for it. TESSEL_SHAPES (a JSON array of such objects) replaces the list.
 const SHAPES: &[&str] = &[
     "{}",
     r#"{"channels": [16, 48, 96], "encoder_depths": [1, 3], "bottleneck_depth": 3, "decoder_depths": [1, 3]}"#,
