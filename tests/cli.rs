@@ -200,6 +200,7 @@ fn shipped_models_beat_their_tuned_baseline_on_a_held_out_scene() {
     for (name, model) in [(tessel_model::SHIPPED_MODEL, s(&shipped)), (tessel_model::FAST_MODEL, tessel_model::FAST_MODEL)] {
         let info = ok(&["info", "--model", model]);
         assert!(info.contains(&format!("model: {name}")) && !info.contains("UNTRAINED"), "{info}");
+        assert!(info.contains("tessel-v12 (the default)") && info.contains("tessel-v12-fast (the fast preset)"), "{info}");
         let (net, taau) = (d.path().join(format!("net-{name}")), d.path().join(format!("taau-{name}")));
         ok(&["replay", s(&frames), "--network", "cpu", "--model", model, "--out", s(&net)]);
         ok(&["replay", s(&frames), "--network", "fixed", "--model", model, "--out", s(&taau)]);

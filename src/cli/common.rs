@@ -61,6 +61,18 @@ fn shipped_candidates(name: &str) -> Vec<PathBuf> {
     v
 }
 
+/// The shipped packages' names (folders of the first models/ folder that `shipped_candidates`
+/// finds holding the default), sorted; empty where none is found.
+pub fn shipped_packages() -> Vec<String> {
+    let Some(dir) = shipped_candidates(SHIPPED_MODEL).into_iter().find(|c| c.join("model.json").is_file()) else { return Vec::new() };
+    let Some(models) = dir.parent() else { return Vec::new() };
+    let mut names: Vec<String> = std::fs::read_dir(models)
+        .map(|rd| rd.filter_map(|e| e.ok()).filter(|e| e.path().join("model.json").is_file()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
 /// The folder `--model` names: the path itself where it exists, else, for a bare name such as
 /// `tessel-v12-fast`, the shipped package of that name (`shipped_candidates`), else the path as
 /// given (so that reading it names what is missing).

@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::Result;
 use tessel_model::config::{TokenGrid, CATMULL_ROM_A, HEAD_CHANNELS, PIXEL_FEATURES};
 
-use crate::cli::common::{find_model, model_candidates};
+use crate::cli::common::{find_model, model_candidates, shipped_packages};
 
 /// One line per Vulkan device, or why there is none.
 fn vulkan_lines() {
@@ -36,6 +36,17 @@ pub fn info(model: Option<&Path>) -> Result<()> {
         amd(tessel_kernels::Matrix::Mfma)
     );
     vulkan_lines();
+    let shipped: Vec<String> = shipped_packages()
+        .into_iter()
+        .map(|n| match n.as_str() {
+            tessel_model::SHIPPED_MODEL => format!("{n} (the default)"),
+            tessel_model::FAST_MODEL => format!("{n} (the fast preset)"),
+            _ => n,
+        })
+        .collect();
+    if !shipped.is_empty() {
+        say!("shipped packages (--model NAME): {}", shipped.join(", "));
+    }
     let Some(pkg) = find_model(model)? else {
         say!("model: none found (looked in {})", model_candidates().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
         return Ok(());
