@@ -162,6 +162,17 @@ fn bad_frames_are_refused_before_anything_is_overwritten() {
     assert_eq!(std::fs::read(out.join("o0000.bin")).unwrap(), b"earlier frame");
 }
 
+/// `--model NAME` that is neither a folder nor a shipped package names where it looked and which
+/// packages are shipped.
+#[test]
+fn an_unknown_model_name_is_refused_with_the_shipped_names() {
+    let o = tessel(&["info", "--model", "tessel-v99"]);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("--model tessel-v99: no such folder, and no shipped package of that name"), "{e}");
+    assert!(e.contains("models/tessel-v99") && e.contains(tessel_model::FAST_MODEL), "{e}");
+}
+
 #[test]
 fn nan_and_inf_pixels_are_sanitised_and_reported() {
     let d = tempfile::tempdir().unwrap();

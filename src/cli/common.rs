@@ -73,22 +73,33 @@ pub fn shipped_packages() -> Vec<String> {
     names
 }
 
-/// The folder `--model` names: the path itself where it exists, else, for a bare name such as
-/// `tessel-v12-fast`, the shipped package of that name (`shipped_candidates`), else the path as
-/// given (so that reading it names what is missing).
-fn resolve_model(p: &Path) -> PathBuf {
+/// The folder `--model` names: the path itself where it exists or has more than one component,
+/// else, for a bare name such as `tessel-v12-fast`, the shipped package of that name
+/// (`shipped_candidates`); Err names every place looked in when there is none.
+fn resolve_model(p: &Path) -> Result<PathBuf> {
     if p.exists() || p.components().count() != 1 {
-        return p.to_path_buf();
+        return Ok(p.to_path_buf());
     }
-    let name = p.to_string_lossy();
-    shipped_candidates(&name).into_iter().find(|c| c.join("model.json").is_file()).unwrap_or_else(|| p.to_path_buf())
+    let tried = shipped_candidates(&p.to_string_lossy());
+    match tried.iter().find(|c| c.join("model.json").is_file()) {
+        Some(c) => Ok(c.clone()),
+        None => {
+            let shipped = shipped_packages();
+            anyhow::bail!(
+                "--model {}: no such folder, and no shipped package of that name (looked in {}){}",
+                p.display(),
+                tried.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", "),
+                if shipped.is_empty() { String::new() } else { format!("; shipped packages: {}", shipped.join(", ")) }
+            )
+        }
+    }
 }
 
 /// Loads the package at `explicit` (a path, or the name of a shipped package), or the shipped
 /// model. `Ok(None)` when none exists.
 pub fn find_model(explicit: Option<&Path>) -> Result<Option<ModelPackage>> {
     if let Some(p) = explicit {
-        let p = resolve_model(p);
+        let p = resolve_model(p)?;
         return Ok(Some(ModelPackage::read(&p).with_context(|| format!("loading model package {}", p.display()))?));
     }
     for c in model_candidates() {
