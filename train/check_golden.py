@@ -2,9 +2,9 @@
 """Does today's PyTorch twin still produce the committed golden vectors? Rewrites every case of
 model/tests/golden/ into a temporary folder with the package the cases name (the default model's
 cases, and a preset's such as fast_2x_72x40 with its own) and compares each file with the committed
-one element by element: equal within 4e-3 absolute or relative (a few f16
-steps: another CPU or PyTorch build may round differently), non-finite inputs identical. The Rust
-test checks the CPU reference against the same files.
+one element by element: equal within 4e-3 absolute or relative (a few f16 steps: another CPU or
+PyTorch build may round differently), non-finite inputs identical. The Rust test checks the CPU
+reference against the same files.
 
     python3 train/check_golden.py [--golden model/tests/golden]
 

@@ -64,7 +64,7 @@ fn shipped_candidates(name: &str) -> Vec<PathBuf> {
 /// The shipped packages' names (folders of the first models/ folder that `shipped_candidates`
 /// finds holding the default), sorted; empty where none is found.
 pub fn shipped_packages() -> Vec<String> {
-    let Some(dir) = shipped_candidates(SHIPPED_MODEL).into_iter().find(|c| c.join("model.json").is_file()) else { return Vec::new() };
+    let Some(dir) = first_package(shipped_candidates(SHIPPED_MODEL)) else { return Vec::new() };
     let Some(models) = dir.parent() else { return Vec::new() };
     let mut names: Vec<String> = std::fs::read_dir(models)
         .map(|rd| rd.filter_map(|e| e.ok()).filter(|e| e.path().join("model.json").is_file()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
@@ -81,8 +81,8 @@ fn resolve_model(p: &Path) -> Result<PathBuf> {
         return Ok(p.to_path_buf());
     }
     let tried = shipped_candidates(&p.to_string_lossy());
-    match tried.iter().find(|c| c.join("model.json").is_file()) {
-        Some(c) => Ok(c.clone()),
+    match first_package(tried.iter().cloned()) {
+        Some(c) => Ok(c),
         None => {
             let shipped = shipped_packages();
             anyhow::bail!(
@@ -102,12 +102,15 @@ pub fn find_model(explicit: Option<&Path>) -> Result<Option<ModelPackage>> {
         let p = resolve_model(p)?;
         return Ok(Some(ModelPackage::read(&p).with_context(|| format!("loading model package {}", p.display()))?));
     }
-    for c in model_candidates() {
-        if c.join("model.json").is_file() {
-            return Ok(Some(ModelPackage::read(&c).with_context(|| format!("loading model package {}", c.display()))?));
-        }
+    match first_package(model_candidates()) {
+        Some(c) => Ok(Some(ModelPackage::read(&c).with_context(|| format!("loading model package {}", c.display()))?)),
+        None => Ok(None),
     }
-    Ok(None)
+}
+
+/// The first of `candidates` that holds a package (a model.json).
+fn first_package(candidates: impl IntoIterator<Item = PathBuf>) -> Option<PathBuf> {
+    candidates.into_iter().find(|c| c.join("model.json").is_file())
 }
 
 pub fn progress(len: usize, what: &str) -> ProgressBar {
