@@ -392,10 +392,11 @@ TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin 
 // warp's rows instead of added into the skip by the level above's last block. The warp's 16
 // tokens are one child quadrant, q = warp (row_pos), so its C outputs of the expansion take one
 // quadrant's weights; A is the parents' rows of the level above's stream (`upper`, upper_c
-// channels, f32 rounded to f16). The same products, in the same order, and the same roundings as
-// block_expand followed by the stream's load: bias first, then the k tiles; the skip added in f32,
-// and the sum rounded to f16 where the stream is stored in f16.
-template <int C>
+// channels, f32 rounded to f16, or f16 as stored: H, TS_STREAM_UPPER_F16). The same products, in
+// the same order, and the same roundings as block_expand followed by the stream's load: bias
+// first, then the k tiles; the skip added in f32, and the sum rounded to f16 where the stream is
+// stored in f16.
+template <int C, bool H>
 TS_INLINE void block_pull(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t) {
     ts_uint cu = p.upper_c, kts = cu / 16, upper_w = p.width / 2;
     ts_uint r0 = row_pos(o, warp, g), r1 = row_pos(o, warp, g + 8);
@@ -403,13 +404,21 @@ TS_INLINE void block_pull(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o
     ts_uint par1 = (window_y(p, o, r1) / 2) * upper_w + window_x(p, o, r1) / 2;
 #pragma unroll
     for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.pull_b, warp * C + 8 * j, t);
+    // One k tile at a time: loading four or eight tiles ahead measured slower (twenty-eighth session).
 #pragma unroll 1
     for (ts_uint kt = 0; kt < kts; kt++) {
-        const float* s0 = p.upper + par0 * cu + 16 * kt + 2 * t;
-        const float* s1 = p.upper + par1 * cu + 16 * kt + 2 * t;
-        ts_float2 v0 = *(const ts_float2*)s0, v1 = *(const ts_float2*)s1;
-        ts_float2 v2 = *(const ts_float2*)(s0 + 8), v3 = *(const ts_float2*)(s1 + 8);
-        ts_uint a[4] = {ts_pack(v0.x, v0.y), ts_pack(v1.x, v1.y), ts_pack(v2.x, v2.y), ts_pack(v3.x, v3.y)};
+        ts_uint a[4];
+        if constexpr (H) {
+            const ts_half* s0 = (const ts_half*)p.upper + par0 * cu + 16 * kt + 2 * t;
+            const ts_half* s1 = (const ts_half*)p.upper + par1 * cu + 16 * kt + 2 * t;
+            a[0] = ts_ld2(s0), a[1] = ts_ld2(s1), a[2] = ts_ld2(s0 + 8), a[3] = ts_ld2(s1 + 8);
+        } else {
+            const float* s0 = p.upper + par0 * cu + 16 * kt + 2 * t;
+            const float* s1 = p.upper + par1 * cu + 16 * kt + 2 * t;
+            ts_float2 v0 = *(const ts_float2*)s0, v1 = *(const ts_float2*)s1;
+            ts_float2 v2 = *(const ts_float2*)(s0 + 8), v3 = *(const ts_float2*)(s1 + 8);
+            a[0] = ts_pack(v0.x, v0.y), a[1] = ts_pack(v1.x, v1.y), a[2] = ts_pack(v2.x, v2.y), a[3] = ts_pack(v3.x, v3.y);
+        }
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
             ts_uint2 b = *ts_frag(p.pull_w, warp * (C / 8) + j, kts, kt);
@@ -437,7 +446,11 @@ TS_INLINE void block_pull(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o
 template <int C, int IN>
 TS_INLINE void block_load(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o, ts_uint warp, ts_uint tok0, ts_uint tok1, ts_uint g, ts_uint t, ts_uint rows[16][TS_STAGE_STRIDE]) {
     if (IN == TS_IN_PULL) {
-        block_pull<C>(p, xr, o, warp, tok0, tok1, g, t);
+        if (p.flags & TS_STREAM_UPPER_F16) {
+            block_pull<C, true>(p, xr, o, warp, tok0, tok1, g, t);
+        } else {
+            block_pull<C, false>(p, xr, o, warp, tok0, tok1, g, t);
+        }
         return;
     }
     if (IN == TS_IN_MERGE) {

@@ -90,7 +90,7 @@ for r in $(seq 1 "$rounds"); do
       grep -E "registers|worst head" "$OUT/golden_$n.log" | sort -u
     fi
     run_variant .carry/variants/$n --test-threads=1 --nocapture native_network_gpu_time > "$OUT/time_${n}_$r.log" 2>&1 || echo "FAILED: $n time"
-    grep -E "native network|^  [a-z]" "$OUT/time_${n}_$r.log" | grep -v registers
+    grep -E "native network|^  [a-z]|^tessel-" "$OUT/time_${n}_$r.log" | grep -v registers
     if [ -x .carry/variants/$n.tessel ]; then
       # The whole frame on the Vulkan path (the front and back stages, and the network as
       # `auto` runs it), GPU timestamps: the resident pass of 200 frames back to back.
@@ -108,12 +108,13 @@ for r in $(seq 1 "$rounds"); do
   done
 done
 echo
-echo "variant | round: ms as graphs at 3840x2160 (2560x1440) | worst head dB"
+echo "variant | round: ms as graphs at 3840x2160 (2560x1440), the default model / the fast preset | worst head dB"
 for n in $names; do
   line="$n |"
   for r in $(seq 1 "$rounds"); do
-    big=$(grep -oP "native network 3840x2160.*?, \K[0-9.]+(?= ms as graphs)" "$OUT/time_${n}_$r.log" || echo "?")
-    small=$(grep -oP "native network 2560x1440.*?, \K[0-9.]+(?= ms as graphs)" "$OUT/time_${n}_$r.log" || echo "?")
+    # One figure per shipped package (the default's, then the fast preset's), joined by "/".
+    big=$(grep -oP "native network 3840x2160.*?, \K[0-9.]+(?= ms as graphs)" "$OUT/time_${n}_$r.log" | paste -sd/ || echo "?")
+    small=$(grep -oP "native network 2560x1440.*?, \K[0-9.]+(?= ms as graphs)" "$OUT/time_${n}_$r.log" | paste -sd/ || echo "?")
     line="$line $big ($small)"
   done
   line="$line | $(grep -oP 'worst head: \K[0-9.]+' "$OUT/golden_$n.log" || echo '?')"

@@ -46,7 +46,7 @@ pub fn target(shared: &DeviceShared) -> Result<(&'static tessel_kernels::CodeObj
 }
 
 /// Builds the native network for `engine`'s buffers and installs it; returns the start-up
-/// line's words ("fused mma.sync m16n8k16 kernels, sm_90 PTX, 8 launches, level-0 stream f16"),
+/// line's words ("fused mma.sync m16n8k16 kernels, sm_90 PTX, 8 launches, streams f16 at levels 0-2"),
 /// or why not.
 pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String> {
     let (object, matrix) = target(&engine.model.shared)?;

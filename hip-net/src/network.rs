@@ -57,8 +57,8 @@ pub struct Network {
     plan: Vec<Launch>,
     graphs: Vec<GraphExec>,
     matrix: std::result::Result<tessel_kernels::Matrix, String>,
-    /// Level 0's residual stream in f16 (plan::stream0_f16), or why not.
-    stream16: std::result::Result<(), &'static str>,
+    /// How many levels store their residual streams in f16 (plan::stream16_choice), or why none.
+    stream16: std::result::Result<usize, &'static str>,
     /// The fused blocks' cache hints for the token and head rows (plan::cache_hints_choice), or why not.
     cache_hints: std::result::Result<(), &'static str>,
 }
@@ -254,8 +254,8 @@ impl Network {
         crate::plan::pulls(&self.plan)
     }
 
-    /// Whether level 0's residual stream is stored in f16, or why not.
-    pub fn stream16(&self) -> std::result::Result<(), &'static str> {
+    /// How many levels, from level 0, store their residual streams in f16, or why none.
+    pub fn stream16(&self) -> std::result::Result<usize, &'static str> {
         self.stream16
     }
 

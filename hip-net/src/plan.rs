@@ -102,7 +102,7 @@ pub struct BlockArgs {
     pub expand_w: u64,
     pub expand_b: u64,
     pub lower_c: u32,
-    /// [`STREAM_X_F16`], [`STREAM_LOWER_F16`]: which streams the block stores in f16.
+    /// [`STREAM_X_F16`], [`STREAM_LOWER_F16`], [`STREAM_UPPER_F16`]: which streams are stored in f16.
     pub flags: u32,
     /// The pull variants' level above: its stream and its expansion's weights (fragment order)
     /// and bias.
@@ -114,58 +114,88 @@ pub struct BlockArgs {
 }
 const _: () = assert!(std::mem::size_of::<BlockArgs>() == 288);
 
-/// BlockArgs::flags (kernels/include/tessel_block.h's TS_STREAM_*): the block's level's stream, or the
-/// level below's, is stored in f16.
+/// BlockArgs::flags (kernels/include/tessel_block.h's TS_STREAM_*): the block's level's stream, the
+/// level below's, or the level above's (which a pull reads) is stored in f16.
 pub const STREAM_X_F16: u32 = 1;
 pub const STREAM_LOWER_F16: u32 = 2;
+pub const STREAM_UPPER_F16: u32 = 8;
 /// BlockArgs::flags (TS_ROWS_PLAIN): the block reads the token rows and stores the head without
 /// cache hints (kernels/block_mma.hip's TS_ROWS_ONCE).
 pub const ROWS_PLAIN: u32 = 4;
 
-/// Stores level 0's residual stream in f16 (half its bytes: the embedding's store, the merge's
-/// gather, the expansion's read and write, the head's load) where only fused blocks touch it;
-/// returns whether it did. `elems0` is level 0's tokens times channels (for the launches' costs).
-/// The merge rounds its gathered input to f16 anyway; the expansion's sum and the stream between
-/// launches round once more than in f32 (the agreement tests bound what that costs).
+/// Stores level 0's residual stream in f16 ([`stream_f16`] at level 0).
 pub fn stream0_f16(plan: &mut [Launch], bufs: &Buffers, elems0: u64) -> bool {
-    let x0 = bufs.x[0];
+    stream_f16(plan, bufs, 0, elems0)
+}
+
+/// Stores level `level`'s residual stream in f16 (half its bytes: the embedding's or the merge's
+/// store, the blocks' loads and stores, the next level's merge gather, the expansion's read and
+/// write, the pull's read of it as the level above, the head's load) where only fused blocks touch
+/// it; returns whether it did (not where a portable kernel touches it, nor twice). `elems` is the
+/// level's tokens times channels (for the launches' costs). The merge and the pull round their
+/// gathered input to f16 anyway; the expansion's sum and the stream between launches round once
+/// more than in f32 (the agreement tests bound what that costs).
+pub fn stream_f16(plan: &mut [Launch], bufs: &Buffers, level: usize, elems: u64) -> bool {
+    let Some(&x) = bufs.x.get(level) else { return false };
     let other = plan.iter().any(|l| match &l.args {
-        Args::Linear(a) => [a.x, a.y, a.aux].contains(&x0),
+        Args::Linear(a) => [a.x, a.y, a.aux].contains(&x),
         Args::Attention(..) => false,
-        Args::Block(a, _) => a.flags & (STREAM_X_F16 | STREAM_LOWER_F16) != 0,
+        Args::Block(a, _) => (a.x == x && a.flags & STREAM_X_F16 != 0) || (a.lower == x && a.flags & STREAM_LOWER_F16 != 0) || (a.upper == x && a.flags & STREAM_UPPER_F16 != 0),
     });
-    if other || x0 == 0 {
+    if other || x == 0 {
         return false;
     }
     for l in plan.iter_mut() {
         let Args::Block(a, _) = &mut l.args else { continue };
-        // Passes over level 0's stream that now move two bytes a value instead of four.
+        // Passes over the level's stream that now move two bytes a value instead of four.
         let mut passes = 0;
-        if a.x == x0 {
+        if a.x == x {
             a.flags |= STREAM_X_F16;
             passes += u64::from(a.embed_w == 0 && a.merge_w == 0) + u64::from(a.head == 0 && a.expand_w == 0);
         }
-        if a.lower == x0 && a.lower != 0 {
+        if a.lower == x && a.lower != 0 {
             a.flags |= STREAM_LOWER_F16;
             passes += u64::from(a.merge_w != 0) + 2 * u64::from(a.expand_w != 0);
         }
-        l.cost.bytes -= passes * elems0 * 2;
+        if a.upper == x && a.upper != 0 {
+            a.flags |= STREAM_UPPER_F16;
+            passes += 1;
+        }
+        l.cost.bytes -= passes * elems * 2;
     }
     true
 }
 
-/// [`stream0_f16`] on the plan of `cfg` over `grid` unless `TESSEL_HIP_STREAM16=0` (the kill
-/// switch, which both the runtime's network and the kernels inside Vulkan read); Err says why the
-/// stream stays in f32.
-pub fn stream16_choice(plan: &mut [Launch], bufs: &Buffers, cfg: &NetworkConfig, grid: &TokenGrid) -> std::result::Result<(), &'static str> {
+/// How many levels, from level 0, store their streams in f16 unless the environment says
+/// otherwise (TESSEL_HIP_STREAM16_LEVELS): all of them (levels 1 and 2 as well measured 1 to 2 %
+/// faster at 4K on the H200, twenty-eighth session; `TESSEL_HIP_STREAM16_LEVELS=1` keeps level 0's
+/// alone).
+pub const STREAM16_LEVELS: usize = usize::MAX;
+
+/// [`stream_f16`] on the plan of `cfg` over `grid` for its first `TESSEL_HIP_STREAM16_LEVELS`
+/// levels ([`STREAM16_LEVELS`] by default) unless `TESSEL_HIP_STREAM16=0` (the kill switch, which
+/// both the runtime's network and the kernels inside Vulkan read). Ok: how many levels went to f16;
+/// Err says why level 0's stream stays in f32.
+pub fn stream16_choice(plan: &mut [Launch], bufs: &Buffers, cfg: &NetworkConfig, grid: &TokenGrid) -> std::result::Result<usize, &'static str> {
     if std::env::var("TESSEL_HIP_STREAM16").is_ok_and(|v| v == "0") {
         return Err("off: TESSEL_HIP_STREAM16=0");
     }
-    let (w0, h0) = grid.level_dims(0);
-    if stream0_f16(plan, bufs, (w0 * h0 * cfg.channels[0]) as u64) {
-        Ok(())
-    } else {
-        Err("portable kernels touch it")
+    let levels = match std::env::var("TESSEL_HIP_STREAM16_LEVELS") {
+        Ok(v) => v.parse::<usize>().map_err(|_| "TESSEL_HIP_STREAM16_LEVELS is not a count of levels")?,
+        Err(_) => STREAM16_LEVELS,
+    };
+    let mut done = 0;
+    for level in 0..levels.min(cfg.channels.len()) {
+        let (w, h) = grid.level_dims(level);
+        if !stream_f16(plan, bufs, level, (w * h * cfg.channels[level]) as u64) {
+            break;
+        }
+        done += 1;
+    }
+    match done {
+        0 if levels == 0 => Err("off: TESSEL_HIP_STREAM16_LEVELS=0"),
+        0 => Err("portable kernels touch it"),
+        n => Ok(n),
     }
 }
 
@@ -216,9 +246,10 @@ pub fn pull_words(pulls: bool) -> &'static str {
 }
 
 /// A start-up line's words for a [`stream16_choice`].
-pub fn stream16_words(choice: std::result::Result<(), &str>) -> String {
+pub fn stream16_words(choice: std::result::Result<usize, &str>) -> String {
     match choice {
-        Ok(()) => "level-0 stream f16".to_string(),
+        Ok(1) => "level-0 stream f16".to_string(),
+        Ok(n) => format!("streams f16 at levels 0-{}", n - 1),
         Err(why) => format!("level-0 stream f32 ({why})"),
     }
 }

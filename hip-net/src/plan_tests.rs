@@ -174,6 +174,32 @@ fn level_0_stream_in_f16_only_where_fused_blocks_alone_touch_it() {
     assert!(!stream0_f16(&mut portable, &bufs, elems0));
 }
 
+/// Every level's stream in f16 (TESSEL_HIP_STREAM16_LEVELS=3): each level's flags on the blocks
+/// that store, gather, expand into or pull from it, and two bytes a value less for each such pass.
+#[test]
+fn every_levels_stream_in_f16_flags_each_pass_over_it() {
+    let (cfg, g, bufs, tensors) = fixture();
+    let elems: Vec<u64> = (0..3).map(|l| g.level_dims(l)).zip(&cfg.channels).map(|((w, h), c)| (w * h * c) as u64).collect();
+    let mut plan = build_with(&cfg, &g, &bufs, &tensors, Kernels::Wgmma, true);
+    let before: Vec<u64> = plan.iter().map(|l| l.cost.bytes).collect();
+    for (level, &e) in elems.iter().enumerate() {
+        assert!(stream_f16(&mut plan, &bufs, level, e), "level {level}");
+        assert!(!stream_f16(&mut plan, &bufs, level, e), "level {level} applied twice");
+    }
+    let (x, lo, up) = (STREAM_X_F16, STREAM_LOWER_F16, STREAM_UPPER_F16);
+    assert_eq!(
+        plan.iter().map(|l| (l.label.as_str(), if let Args::Block(a, _) = l.args { a.flags } else { 99 })).collect::<Vec<_>>(),
+        [("embed+enc0.0", x), ("merge1+enc1.0", x | lo), ("enc1.1", x), ("merge2+mid.0", x | lo), ("mid.1", x), ("expand2+dec1.0", x | up), ("dec1.1+expand1", x | lo), ("dec0.0+head", x)]
+    );
+    // Per launch, the values saved per level: (level 0, 1, 2) passes.
+    let passes = [[1, 0, 0], [1, 1, 0], [0, 2, 0], [0, 1, 1], [0, 0, 2], [0, 2, 1], [2, 1, 0], [1, 0, 0]];
+    for ((l, b), p) in plan.iter().zip(&before).zip(passes) {
+        let want: u64 = p.iter().zip(&elems).map(|(n, e)| n * e * 2).sum();
+        assert_eq!(b - l.cost.bytes, want, "{}", l.label);
+    }
+    assert!(!stream_f16(&mut plan, &bufs, 3, 1), "no fourth level");
+}
+
 #[test]
 fn a_decoder_levels_first_block_pulls_the_expansion_above_it() {
     let (cfg, g, bufs, tensors) = fixture();

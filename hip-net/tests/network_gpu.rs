@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use hip_net::Network;
+use hip_net::{Context, Network};
 use tessel_model::metrics::psnr_range;
 use tessel_model::network::Network as CpuNetwork;
 use tessel_model::package::ModelPackage;
@@ -68,12 +68,21 @@ fn native_network_matches_the_cpu_reference_on_the_golden_cases() {
     assert!(worst >= 60.0, "head {worst:.1} dB below 60");
 }
 
+/// The shipped model's and the fast preset's network: per launch at 3840x2160, then as graphs
+/// at 2560x1440 and 3840x2160.
 #[test]
 fn native_network_gpu_time() {
     let Some(ctx) = context() else { return };
-    let pkg = ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models").join(tessel_model::SHIPPED_MODEL)).unwrap();
+    for model in [tessel_model::SHIPPED_MODEL, tessel_model::FAST_MODEL] {
+        let pkg = ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models").join(model)).unwrap();
+        println!("{model}:");
+        time_package(&ctx, &pkg, model);
+    }
+}
+
+fn time_package(ctx: &Arc<Context>, pkg: &ModelPackage, model: &str) {
     for out in [(2560, 1440), (3840, 2160)] {
-        let mut net = Network::new(&ctx, &pkg, out).unwrap();
+        let mut net = Network::new(ctx, pkg, out).unwrap();
         // Tokens: a smooth pattern in the f16 range the input stage writes.
         let n = net.tokens.len() / 2;
         let tokens: Vec<f32> = (0..n).map(|i| ((i % 997) as f32 * 0.013).sin() * 0.5).collect();
@@ -100,7 +109,7 @@ fn native_network_gpu_time() {
         let flops = pkg.config.flops(out.0, out.1);
         let f = (flops.total() - flops.input) as f64;
         println!(
-            "native network {}x{}: {} launches; median {direct:.3} ms enqueued directly, {graphs:.3} ms as graphs ({:.1} TFLOP/s)",
+            "native network {}x{} ({model}): {} launches; median {direct:.3} ms enqueued directly, {graphs:.3} ms as graphs ({:.1} TFLOP/s)",
             out.0,
             out.1,
             net.launches(),

@@ -49,8 +49,9 @@ struct BlockArgs {
     const ts_half* expand_w;  // [4 lower_c][c]
     const float* expand_b;
     ts_uint lower_c;     // a multiple of 16
-    ts_uint flags;       // TS_STREAM_*: how the level's and the lower level's streams are stored; TS_ROWS_PLAIN
-    // The pull variants only (zero otherwise): the level above's stream [tokens][upper_c] f32, a
+    ts_uint flags;       // TS_STREAM_*: how the level's, the lower and the upper level's streams are stored; TS_ROWS_PLAIN
+    // The pull variants only (zero otherwise): the level above's stream [tokens][upper_c] (f32, or
+    // f16: TS_STREAM_UPPER_F16), a
     // grid of width / 2 x height / 2, and its expansion (linear `expand` of the level above),
     // which the block computes for its own tokens as its input's second term.
     const float* upper;
@@ -60,12 +61,13 @@ struct BlockArgs {
     ts_uint pad;
 };
 
-// Streams stored in f16 instead of f32 (BlockArgs::flags; hip-net's plan sets them for level 0,
-// whose stream the embedding writes, the merge and the expansion read, and the head reads): half
-// the bytes. The merge rounds its input to f16 in any case, so only the expansion's sum and the
-// blocks' residual between launches round once more.
+// Streams stored in f16 instead of f32 (BlockArgs::flags; hip-net's plan sets them for the levels
+// whose streams only fused blocks touch: every level by default, TESSEL_HIP_STREAM16_LEVELS): half
+// the bytes. The merge and the pull round their input to f16 in any case, so only the expansion's
+// sum and the blocks' residual between launches round once more.
 #define TS_STREAM_X_F16 1u
 #define TS_STREAM_LOWER_F16 2u
+#define TS_STREAM_UPPER_F16 8u
 // The token and head buffers without cache hints (block_mma.hip's TS_ROWS_ONCE): hip-net's kill
 // switch, TESSEL_HIP_CACHE_HINTS=0.
 #define TS_ROWS_PLAIN 4u
