@@ -118,8 +118,10 @@ step "native network, portable kernels (TESSEL_HIP_MATRIX=0)"
 TESSEL_HIP_MATRIX=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, the AMD matrix-core linear and attention kernels emulated in PTX (TESSEL_HIP_WMMA=1: its load check, then the CPU reference)"
 TESSEL_HIP_WMMA=1 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
-step "native network, level 0's stream in f32 (TESSEL_HIP_STREAM16=0, the kill switch)"
+step "native network, every level's stream in f32 (TESSEL_HIP_STREAM16=0, the kill switch)"
 TESSEL_HIP_STREAM16=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
+step "native network, level 0's stream alone in f16 (TESSEL_HIP_STREAM16_LEVELS=1, as before the twenty-eighth session)"
+TESSEL_HIP_STREAM16_LEVELS=1 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, expansions pushed by the level above (TESSEL_HIP_PULL=0, the kill switch)"
 TESSEL_HIP_PULL=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, token and head rows without cache hints (TESSEL_HIP_CACHE_HINTS=0, the kill switch)"
