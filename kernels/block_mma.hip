@@ -205,7 +205,8 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
 // With the weights in shared memory (sm_90a's warpgroup products), all six chunks of a 48-channel
 // block's MLP (hidden width 96) in one step: the JIT gives those kernels 111-125 registers instead
 // of 104-111, and the network took 0.574 -> 0.566 ms at 4K (three chunks: 0.569; four at 32
-// channels: slower; sixteenth session). The mma.sync kernels keep two. A group that does not
+// channels: slower; sixteenth session; both chunks of a 16-channel MLP in one step: the same
+// time, twenty-eighth session). The mma.sync kernels keep two. A group that does not
 // divide the chunks leaves single chunks at the end; a streamed block (TS_WS) steps by two.
 #ifndef TS_MLP_GROUP
 #if defined(TS_HAS_WGMMA)

@@ -60,8 +60,8 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, weights.address + v)).collect();
     let bufs = engine.net_buffers();
     let mut plan = crate::plan::build(cfg, &engine.grid, &bufs, &tensors, matrix.into());
-    // Level 0's stream in f16: nothing but these kernels touches the engine's residual buffers
-    // while they run the network.
+    // Every level's stream in f16: nothing but these kernels touches the engine's residual
+    // buffers while they run the network.
     let stream = crate::plan::stream16_words(crate::plan::stream16_choice(&mut plan, &bufs, cfg, &engine.grid));
     let hints = crate::plan::cache_hints_words(crate::plan::cache_hints_choice(&mut plan));
     // Only the kernels the plan launches: the 48 KiB limit applies to what runs.
