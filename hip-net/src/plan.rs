@@ -123,11 +123,6 @@ pub const STREAM_UPPER_F16: u32 = 8;
 /// cache hints (kernels/block_mma.hip's TS_ROWS_ONCE).
 pub const ROWS_PLAIN: u32 = 4;
 
-/// Stores level 0's residual stream in f16 ([`stream_f16`] at level 0).
-pub fn stream0_f16(plan: &mut [Launch], bufs: &Buffers, elems0: u64) -> bool {
-    stream_f16(plan, bufs, 0, elems0)
-}
-
 /// Stores level `level`'s residual stream in f16 (half its bytes: the embedding's or the merge's
 /// store, the blocks' loads and stores, the next level's merge gather, the expansion's read and
 /// write, the pull's read of it as the level above, the head's load) where only fused blocks touch

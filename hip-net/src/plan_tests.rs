@@ -127,7 +127,7 @@ fn block_flags(plan: &[Launch]) -> Vec<u32> {
 fn the_cache_hints_kill_switch_marks_every_fused_block_and_nothing_else() {
     let (cfg, g, bufs, tensors) = fixture();
     let mut fused = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
-    assert!(stream0_f16(&mut fused, &bufs, (960 * 544 * 32) as u64));
+    assert!(stream_f16(&mut fused, &bufs, 0, (960 * 544 * 32) as u64));
     let streams = block_flags(&fused);
     assert_eq!(set_cache_hints(&mut fused, false), fused.len());
     let plain_flags: Vec<u32> = streams.iter().map(|s| s | ROWS_PLAIN).collect();
@@ -135,7 +135,7 @@ fn the_cache_hints_kill_switch_marks_every_fused_block_and_nothing_else() {
     // The hints off first: the stream still goes to f16 (the plain flag is not a stream's).
     let mut plain = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
     set_cache_hints(&mut plain, false);
-    assert!(stream0_f16(&mut plain, &bufs, (960 * 544 * 32) as u64));
+    assert!(stream_f16(&mut plain, &bufs, 0, (960 * 544 * 32) as u64));
     assert_eq!(block_flags(&plain), plain_flags);
     set_cache_hints(&mut fused, true);
     assert_eq!(block_flags(&fused), streams);
@@ -155,7 +155,7 @@ fn level_0_stream_in_f16_only_where_fused_blocks_alone_touch_it() {
     for (pull, mid, dec) in [(false, "mid.1+expand2", "dec1.0"), (true, "mid.1", "expand2+dec1.0")] {
         plan = build_with(&cfg, &g, &bufs, &tensors, Kernels::Wgmma, pull);
         let before: Vec<u64> = plan.iter().map(|l| l.cost.bytes).collect();
-        assert!(stream0_f16(&mut plan, &bufs, elems0));
+        assert!(stream_f16(&mut plan, &bufs, 0, elems0));
         let flags: Vec<(&str, u32)> = plan.iter().map(|l| (l.label.as_str(), if let Args::Block(a, _) = l.args { a.flags } else { 99 })).collect();
         assert_eq!(
             flags,
@@ -169,9 +169,9 @@ fn level_0_stream_in_f16_only_where_fused_blocks_alone_touch_it() {
     // The flags sit in the last four bytes of the kernel's argument struct.
     assert_eq!(u32::from_le_bytes(plan[6].arg_bytes(0)[252..256].try_into().unwrap()), STREAM_LOWER_F16);
     // Applied once; and never where a portable kernel reads or writes the stream.
-    assert!(!stream0_f16(&mut plan, &bufs, elems0));
+    assert!(!stream_f16(&mut plan, &bufs, 0, elems0));
     let mut portable = build(&cfg, &g, &bufs, &tensors, Kernels::Portable);
-    assert!(!stream0_f16(&mut portable, &bufs, elems0));
+    assert!(!stream_f16(&mut portable, &bufs, 0, elems0));
 }
 
 /// Every level's stream in f16 (TESSEL_HIP_STREAM16_LEVELS=3): each level's flags on the blocks
@@ -254,7 +254,7 @@ fn a_decoder_level_of_one_block_pulls_and_pushes_in_one_launch() {
     assert!(bp <= bq, "{bp} > {bq}");
     let mut plan = plan;
     let (w0, h0) = g.level_dims(0);
-    assert!(stream0_f16(&mut plan, &bufs, (w0 * h0 * 16) as u64) && stream0_f16(&mut pushed, &bufs, (w0 * h0 * 16) as u64));
+    assert!(stream_f16(&mut plan, &bufs, 0, (w0 * h0 * 16) as u64) && stream_f16(&mut pushed, &bufs, 0, (w0 * h0 * 16) as u64));
     let Args::Block(a, _) = plan[4].args else { panic!() };
     let Args::Block(b, _) = pushed[4].args else { panic!() };
     assert_eq!((a.flags, b.flags), (STREAM_LOWER_F16, STREAM_LOWER_F16));
