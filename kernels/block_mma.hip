@@ -355,6 +355,24 @@ TS_INLINE ts_uint lower_step(const BlockArgs& p, ts_uint q) {
     return (q / 2) * (2 * p.width) + q % 2;
 }
 
+// An A tile of two rows of a stream (rows starting at element offsets row0 and row1; the tile's
+// columns at col0 + col1 of each, col1 being the lane's 2t): its f16 pairs as stored (H), or its
+// f32 pairs rounded to f16. The merge's gather and the pull's parents load their tiles so.
+template <bool H>
+TS_INLINE void stream_a_tile(ts_uint a[4], const float* stream, ts_uint row0, ts_uint row1, ts_uint col0, ts_uint col1) {
+    if constexpr (H) {
+        const ts_half* s0 = (const ts_half*)stream + row0 + col0 + col1;
+        const ts_half* s1 = (const ts_half*)stream + row1 + col0 + col1;
+        a[0] = ts_ld2(s0), a[1] = ts_ld2(s1), a[2] = ts_ld2(s0 + 8), a[3] = ts_ld2(s1 + 8);
+    } else {
+        const float* s0 = stream + row0 + col0 + col1;
+        const float* s1 = stream + row1 + col0 + col1;
+        ts_float2 v0 = *(const ts_float2*)s0, v1 = *(const ts_float2*)s1;
+        ts_float2 v2 = *(const ts_float2*)(s0 + 8), v3 = *(const ts_float2*)(s1 + 8);
+        a[0] = ts_pack(v0.x, v0.y), a[1] = ts_pack(v1.x, v1.y), a[2] = ts_pack(v2.x, v2.y), a[3] = ts_pack(v3.x, v3.y);
+    }
+}
+
 // The merge of the level below into the warp's rows (MERGE variant), as the linear kernel computes
 // it: gathered inputs in f16 (the f32 stream rounded, or the f16 stream as stored: H), bias
 // first, then the k tiles in order. lower_c is a multiple of 16, so each k tile lies within one
@@ -369,17 +387,7 @@ TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin 
     for (ts_uint kt = 0; kt < kts; kt++) {
         ts_uint q = 16 * kt / cin, c = 16 * kt % cin + 2 * t, step = lower_step(p, q);
         ts_uint a[4];
-        if constexpr (H) {
-            const ts_half* s0 = (const ts_half*)p.lower + (base0 + step) * cin + c;
-            const ts_half* s1 = (const ts_half*)p.lower + (base1 + step) * cin + c;
-            a[0] = ts_ld2(s0), a[1] = ts_ld2(s1), a[2] = ts_ld2(s0 + 8), a[3] = ts_ld2(s1 + 8);
-        } else {
-            const float* s0 = p.lower + (base0 + step) * cin + c;
-            const float* s1 = p.lower + (base1 + step) * cin + c;
-            ts_float2 v0 = *(const ts_float2*)s0, v1 = *(const ts_float2*)s1;
-            ts_float2 v2 = *(const ts_float2*)(s0 + 8), v3 = *(const ts_float2*)(s1 + 8);
-            a[0] = ts_pack(v0.x, v0.y), a[1] = ts_pack(v1.x, v1.y), a[2] = ts_pack(v2.x, v2.y), a[3] = ts_pack(v3.x, v3.y);
-        }
+        stream_a_tile<H>(a, p.lower, (base0 + step) * cin, (base1 + step) * cin, c, 0);
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
             ts_uint2 b = *ts_frag(p.merge_w, j, kts, kt);
@@ -409,17 +417,7 @@ TS_INLINE void block_pull(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o
 #pragma unroll 1
     for (ts_uint kt = 0; kt < kts; kt++) {
         ts_uint a[4];
-        if constexpr (H) {
-            const ts_half* s0 = (const ts_half*)p.upper + par0 * cu + 16 * kt + 2 * t;
-            const ts_half* s1 = (const ts_half*)p.upper + par1 * cu + 16 * kt + 2 * t;
-            a[0] = ts_ld2(s0), a[1] = ts_ld2(s1), a[2] = ts_ld2(s0 + 8), a[3] = ts_ld2(s1 + 8);
-        } else {
-            const float* s0 = p.upper + par0 * cu + 16 * kt + 2 * t;
-            const float* s1 = p.upper + par1 * cu + 16 * kt + 2 * t;
-            ts_float2 v0 = *(const ts_float2*)s0, v1 = *(const ts_float2*)s1;
-            ts_float2 v2 = *(const ts_float2*)(s0 + 8), v3 = *(const ts_float2*)(s1 + 8);
-            a[0] = ts_pack(v0.x, v0.y), a[1] = ts_pack(v1.x, v1.y), a[2] = ts_pack(v2.x, v2.y), a[3] = ts_pack(v3.x, v3.y);
-        }
+        stream_a_tile<H>(a, p.upper, par0 * cu, par1 * cu, 16 * kt, 2 * t);
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
             ts_uint2 b = *ts_frag(p.pull_w, warp * (C / 8) + j, kts, kt);
