@@ -22,7 +22,6 @@ per-frame PSNRs.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -30,20 +29,12 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tessel_train import SHIPPED_MODEL  # noqa: E402
+from tessel_train.heldout import check_tessel, replay, scene_cases  # noqa: E402
 from tessel_train.sequence import load_sequence  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 START = 8
 CLASSES = ("all", "still", "moving", "motion edge", "detail", "flat", "after the cut", "steady")
-
-
-def replay(tessel, frames, network, model, out):
-    if not os.path.exists(os.path.join(out, "report.json")):
-        r = subprocess.run([tessel, "replay", frames, "--network", network, "--model", model, "--out", out],
-                           capture_output=True, text=True)
-        if r.returncode:
-            sys.exit(f"error_split: tessel replay {frames} --network {network} failed: {r.stderr.strip()[-400:]}")
-    return out
 
 
 def tonemapped(rgba, e):
@@ -90,9 +81,8 @@ def split_case(tessel, scene, model, work):
     frames = os.path.join(scene, "frames.json")
     seq = load_sequence(frames)
     W, H = seq["out_size"]
-    runs = {"net": replay(tessel, frames, "cpu", model, os.path.join(work, "net")),
-            "taau": replay(tessel, frames, "none", model, os.path.join(work, "taau"))}
-    reports = {k: json.load(open(os.path.join(d, "report.json"))) for k, d in runs.items()}
+    runs = {"net": os.path.join(work, "net"), "taau": os.path.join(work, "taau")}
+    reports = {k: replay(tessel, frames, n, model, runs[k], "error_split") for k, n in (("net", "cpu"), ("taau", "none"))}
     acc = {c: dict(n=0, net=0.0, taau=0.0) for c in CLASSES}
     for i in range(START, seq["color"].shape[0]):
         e = seq["exposure"][i]
@@ -119,11 +109,8 @@ def main():
     ap.add_argument("--tessel", default=os.path.join(ROOT, "target", "release", "tessel"))
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
-    if not os.access(a.tessel, os.X_OK):
-        sys.exit(f"error_split: {a.tessel} is not an executable (cargo build --release)")
-    cases = sorted(d for d in os.listdir(a.scenes) if os.path.isfile(os.path.join(a.scenes, d, "frames.json")))
-    if not cases:
-        sys.exit(f"error_split: {a.scenes} holds no KIND-RATIO scene folders")
+    check_tessel(a.tessel, "error_split")
+    cases = scene_cases(a.scenes, "error_split")
     per = {}
     for k, case in enumerate(cases):
         kind, ratio = case.rsplit("-", 1)

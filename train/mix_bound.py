@@ -18,31 +18,19 @@ Needs numpy only.
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from tessel_train import SHIPPED_MODEL  # noqa: E402
+from tessel_train.heldout import check_tessel, replay, scene_cases  # noqa: E402
+
 ROOT = os.path.dirname(HERE)
 START = 8
 ALPHAS = (0.0, 0.15, 0.25, 0.35, 0.5, 1.0)
 BLOCKS = (1, 4, 8, 16)
-
-
-def shipped_model():
-    src = open(os.path.join(ROOT, "model", "src", "lib.rs")).read()
-    name = src.split('pub const SHIPPED_MODEL: &str = "', 1)[1].split('"', 1)[0]
-    return os.path.join(ROOT, "models", name)
-
-
-def replay(tessel, frames, network, model, out):
-    if not os.path.exists(os.path.join(out, "report.json")):
-        r = subprocess.run([tessel, "replay", frames, "--network", network, "--model", model, "--out", out],
-                           capture_output=True, text=True)
-        if r.returncode:
-            sys.exit(f"mix_bound: tessel replay {frames} --network {network} failed: {r.stderr.strip()[-400:]}")
-    return json.load(open(os.path.join(out, "report.json")))
 
 
 def read_tm(path, W, H, e):
@@ -75,7 +63,7 @@ def case(tessel, scene, model, work):
     fj = json.load(open(frames))
     W, H = fj["output"]
     e = float(fj.get("settings", {}).get("exposure", 1.0) or 1.0)
-    reps = {k: replay(tessel, frames, n, model, os.path.join(work, k)) for k, n in (("net", "cpu"), ("taau", "none"))}
+    reps = {k: replay(tessel, frames, n, model, os.path.join(work, k), "mix_bound") for k, n in (("net", "cpu"), ("taau", "none"))}
     ps = {a: [] for a in ALPHAS}
     tmp = {a: [] for a in ALPHAS}
     blk = {b: [] for b in BLOCKS}
@@ -109,12 +97,9 @@ def main():
     ap.add_argument("--tessel", default=os.path.join(ROOT, "target", "release", "tessel"))
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
-    model = a.model or shipped_model()
-    if not os.access(a.tessel, os.X_OK):
-        sys.exit(f"mix_bound: {a.tessel} is not an executable (cargo build --release)")
-    cases = sorted(d for d in os.listdir(a.scenes) if os.path.isfile(os.path.join(a.scenes, d, "frames.json")))
-    if not cases:
-        sys.exit(f"mix_bound: {a.scenes} holds no KIND-RATIO scene folders")
+    model = a.model or os.path.join(ROOT, SHIPPED_MODEL)
+    check_tessel(a.tessel, "mix_bound")
+    cases = scene_cases(a.scenes, "mix_bound")
     per = {}
     for k, c in enumerate(cases):
         print(f"[{k + 1}/{len(cases)}] {c}", file=sys.stderr, flush=True)
