@@ -29,17 +29,12 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tessel_train import SHIPPED_MODEL  # noqa: E402
-from tessel_train.heldout import check_tessel, replay, scene_cases  # noqa: E402
+from tessel_train.heldout import check_tessel, read_output, replay, scene_cases, tonemapped  # noqa: E402
 from tessel_train.sequence import load_sequence  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 START = 8
 CLASSES = ("all", "still", "moving", "motion edge", "detail", "flat", "after the cut", "steady")
-
-
-def tonemapped(rgba, e):
-    x = np.maximum(rgba[..., :3], 0.0) * e
-    return x / (1.0 + x)
 
 
 def luma(rgb):
@@ -73,10 +68,6 @@ def classes(seq, i, gt_tm):
             "detail": g >= hi, "flat": g <= lo, "after the cut": ones if after else ~ones, "steady": ~ones if after else ones}
 
 
-def read_output(path, W, H):
-    return np.fromfile(path, dtype=np.float16).astype(np.float32).reshape(H, W, 4)
-
-
 def split_case(tessel, scene, model, work):
     frames = os.path.join(scene, "frames.json")
     seq = load_sequence(frames)
@@ -87,7 +78,7 @@ def split_case(tessel, scene, model, work):
     for i in range(START, seq["color"].shape[0]):
         e = seq["exposure"][i]
         gt = tonemapped(seq["reference"][i, 0].permute(1, 2, 0).numpy(), e)
-        err = {k: ((tonemapped(read_output(os.path.join(d, f"o{i:04d}.bin"), W, H), e) - gt) ** 2).mean(-1)
+        err = {k: ((tonemapped(read_output(os.path.join(d, f"o{i:04d}.bin"), W, H, "error_split"), e) - gt) ** 2).mean(-1)
                for k, d in runs.items()}
         for k, sq in err.items():  # the same error `tessel replay` scored the frame with
             mine, theirs = 10 * np.log10(1.0 / max(float(sq.mean()), 1e-20)), reports[k]["frames"][i]["psnr"]

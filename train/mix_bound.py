@@ -25,7 +25,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tessel_train import SHIPPED_MODEL  # noqa: E402
-from tessel_train.heldout import check_tessel, replay, scene_cases  # noqa: E402
+from tessel_train.heldout import check_tessel, read_output, replay, scene_cases, tonemapped  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 START = 8
@@ -34,12 +34,8 @@ BLOCKS = (1, 4, 8, 16)
 
 
 def read_tm(path, W, H, e):
-    """An RGBA f16 plane as tonemapped RGB [H, W, 3] (model/src/metrics.rs tonemapped_rgb)."""
-    a = np.fromfile(path, dtype=np.float16)
-    if a.size != W * H * 4:
-        sys.exit(f"mix_bound: {path} holds {a.size} values, expected {W}x{H}x4")
-    x = np.maximum(a.astype(np.float32).reshape(H, W, 4)[..., :3], 0.0) * e
-    return x / (1.0 + x)
+    """An output or reference plane as tonemapped RGB [H, W, 3], as `tessel compare` scores it."""
+    return tonemapped(read_output(path, W, H, "mix_bound"), e)
 
 
 def psnr(a, b):

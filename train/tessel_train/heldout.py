@@ -1,9 +1,11 @@
 """Replaying held-out `tessel scene` folders through the tessel binary, for the analysis scripts
-(train/error_split.py, train/mix_bound.py). numpy-free and torch-free."""
+(train/error_split.py, train/mix_bound.py), and reading their outputs back. torch-free."""
 import json
 import os
 import subprocess
 import sys
+
+import numpy as np
 
 
 def scene_cases(scenes, who):
@@ -28,3 +30,17 @@ def replay(tessel, frames, network, model, out, who):
         if r.returncode:
             sys.exit(f"{who}: tessel replay {frames} --network {network} failed: {r.stderr.strip()[-400:]}")
     return json.load(open(os.path.join(out, "report.json")))
+
+
+def read_output(path, W, H, who):
+    """An output plane (RGBA f16, as `tessel replay` writes it) as f32 [H, W, 4]."""
+    a = np.fromfile(path, dtype=np.float16)
+    if a.size != W * H * 4:
+        sys.exit(f"{who}: {path} holds {a.size} values, expected {W}x{H}x4")
+    return a.astype(np.float32).reshape(H, W, 4)
+
+
+def tonemapped(rgba, e):
+    """Tonemapped RGB under exposure e (model/src/metrics.rs tonemapped_rgb)."""
+    x = np.maximum(rgba[..., :3], 0.0) * e
+    return x / (1.0 + x)
