@@ -16,11 +16,40 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tessel_train import SHIPPED_MODEL, stages  # noqa: E402
-from tessel_train.experimental import grow_from, grown_config  # noqa: E402
+from tessel_train import taau  # noqa: E402
+from tessel_train.experimental import TAAU_MIX_START, grow_from, grown_config  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
 from tessel_train.net import TesselNet  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
+
+
+def check_taau_mix(src, net, spec):
+    """Three frames of a random scene through stages.step: on the same history, the grown network's
+    output is the package's moved sigmoid(TAAU_MIX_START) of the way to the classical TAAU's (which
+    runs beside it and is carried in the history), and the history it writes holds that output."""
+    g = torch.Generator().manual_seed(5)
+    W, H, rw, rh = 40, 24, 20, 12
+    hist = stages.new_history(1, W, H, "cpu")
+    state = taau.new_state(1, W, H, "cpu")
+    share = torch.sigmoid(torch.tensor(TAAU_MIX_START))
+    for t in range(3):
+        color = torch.rand(1, 4, rh, rw, generator=g) * 2
+        motion = (torch.rand(1, 2, rh, rw, generator=g) - 0.5) * 2
+        depth = torch.rand(1, 1, rh, rw, generator=g)
+        p = stages.prepare(color, motion, depth, (W, H))
+        jitter, reset = torch.rand(1, 2, generator=g) - 0.5, torch.tensor([t == 0])
+        with torch.no_grad():
+            a, _, _ = stages.step(src, p, {k: v for k, v in hist.items() if k != "taau"}, jitter, reset, t)
+            b, hist, _ = stages.step(net, p, hist, jitter, reset, t)
+        want_taau, state = taau.step(p, state, jitter, reset, (W, H))
+        want = a + share * (want_taau - a)
+        assert torch.equal(hist["taau"]["color"], state["color"]), f"{spec}: the history does not carry the TAAU's state"
+        err = (b - want).abs().max().item()
+        assert err < 2e-6, f"{spec}: frame {t}: the output is {err} from the package's mixed with the TAAU's at {share:.4f}"
+        # The network's history colour is its own output (the package's history differs only by the mix).
+        assert torch.equal(hist["color"], b), f"{spec}: the history is not the mixed output"
+    print(f"--exp-grow {spec}: 3 frames through stages.step = the package's output mixed {share:.4f} toward the classical TAAU's")
 
 
 def main():
@@ -32,7 +61,8 @@ def main():
     for spec, extra in [("mid=4", 2 * 32_640 * (16 * 96 * 96 + 256 * 96)),
                         ("dec0=2", 522_240 * (16 * 32 * 32 + 256 * 32)),
                         ("pixel_mlp=16", 2 * 522_240 * 16 * (16 * 16 + 16 * 8)),
-                        ("features=phase+motion+spread", 2 * 522_240 * 16 * 4 * 8)]:
+                        ("features=phase+motion+spread", 2 * 522_240 * 16 * 4 * 8),
+                        ("features=taau+taau_state,taau_mix", 2 * 522_240 * 16 * 5 * 8 + 2 * 522_240 * 32 * 16 + 2 * 522_240 * 16 * 8)]:
         cfg = grown_config(src.cfg, spec)
         net = TesselNet(cfg)
         new = grow_from(net, src)
@@ -47,11 +77,17 @@ def main():
         for phase in range(8):
             with torch.no_grad():
                 a, b = src(tokens, phase), net(tokens, phase)
+            if cfg.taau_mix:  # eight channels as the package's, the ninth at its start everywhere
+                b = b.view(*b.shape[:-1], 16, 9)
+                assert (b[..., 8] == TAAU_MIX_START).all(), f"{spec}: the mix channel does not start at {TAAU_MIX_START}"
+                b = b[..., :8].reshape(a.shape)
             err = (a - b).abs().max().item()
             assert err == 0.0, f"{spec}: the grown network's head differs from the package's by {err} at phase {phase}"
         got = cfg.flops(3840, 2160) - base_flops
         assert got == extra, f"{spec}: FLOPs grew by {got}, expected {extra}"
         print(f"--exp-grow {spec}: head equal at 8 phases; +{got / 1e9:.2f} GFLOP at 3840x2160 ({len(new)} new tensors)")
+        if cfg.taau_mix:
+            check_taau_mix(src, net, spec)
     try:
         grow_from(TesselNet(grown_config(src.cfg, "mid=3")), src)
     except ValueError as e:

@@ -92,6 +92,11 @@ def adapt_layout(net, src, seed=0):
     net.load_state_dict(sd)
 
 
+# The TAAU mix's raw channel at the start (--exp-grow taau_mix): sigmoid(-4) = 1.8 % of the
+# classical TAAU's frame, near the package's output and where the sigmoid still passes a gradient.
+TAAU_MIX_START = -4.0
+
+
 def grown_config(cfg, spec):
     """train.py --exp-grow SPEC: cfg with more capacity, a comma list of mid=DEPTH (bottleneck
     blocks), dec0=DEPTH / enc1=DEPTH ... (a level's decoder or encoder blocks), pixel_mlp=WIDTH (a
@@ -101,10 +106,13 @@ def grown_config(cfg, spec):
     an even length or ends the network (the shift depends on the layer number's parity)."""
     import dataclasses
     enc, dec = list(cfg.encoder_depths), list(cfg.decoder_depths)
-    out = dict(bottleneck_depth=cfg.bottleneck_depth, pixel_mlp=cfg.pixel_mlp, extra_features=cfg.extra_features)
+    out = dict(bottleneck_depth=cfg.bottleneck_depth, pixel_mlp=cfg.pixel_mlp, extra_features=cfg.extra_features, taau_mix=cfg.taau_mix)
     for item in filter(None, (x.strip() for x in spec.split(","))):
         k, _, v = item.partition("=")
         n = int(v) if v.isdigit() else None
+        if item == "taau_mix":
+            out["taau_mix"] = True
+            continue
         if k != "features" and n is None:
             raise ValueError(f"--exp-grow: {item!r} needs a whole number")
         if k == "mid":
@@ -116,7 +124,7 @@ def grown_config(cfg, spec):
         elif k[:3] in ("enc", "dec") and k[3:].isdigit() and int(k[3:]) < len(enc):
             (enc if k[:3] == "enc" else dec)[int(k[3:])] = n
         else:
-            raise ValueError(f"--exp-grow: unknown item {item!r} (mid=N, encL=N, decL=N, pixel_mlp=N, features=A+B)")
+            raise ValueError(f"--exp-grow: unknown item {item!r} (mid=N, encL=N, decL=N, pixel_mlp=N, features=A+B, taau_mix)")
     return dataclasses.replace(cfg, encoder_depths=enc, decoder_depths=dec, **out)
 
 
@@ -141,7 +149,9 @@ def grow_from(net, src):
         sd[k] = v.clone()
     new = sorted(k for k in sd if k not in have) + (["pixel_embed.weight"] if net.cfg.extra_features else [])
     for k in new:
-        if k.endswith(("proj.weight", "proj.bias", "fc2.weight", "fc2.bias")) or k.startswith("pixel_mlp2."):
+        if k.endswith(("proj.weight", "proj.bias", "fc2.weight", "fc2.bias")) or k.startswith(("pixel_mlp2.", "taau_head.", "taau_pixel.")):
             sd[k] = torch.zeros_like(sd[k])
+        if k == "taau_head.bias":
+            sd[k] = torch.full_like(sd[k], TAAU_MIX_START)
     net.load_state_dict(sd)
     return new

@@ -33,8 +33,12 @@ LAYOUTS = {
 #   0.5 - |t - 0.5| for t the fractional part of p' - 0.5 (0 on a centre, 0.5 midway: where the
 #   cubic resampling blurs most);
 # - motion: |m| / (1 + |m|), the nearest sample's motion in output px;
-# - spread: the luma deviation over the 3 x 3 (what the classical TAAU clips with).
-EXTRA_FEATURES = {"phase": 2, "motion": 1, "spread": 1}
+# - spread: the luma deviation over the 3 x 3 (what the classical TAAU clips with);
+# - taau: the classical TAAU's output for the pixel this frame (tessel_train/taau.py, run beside the
+#   network on the same frames), tonemapped;
+# - taau_state: its accumulated sample count and thin-feature lock after this frame.
+EXTRA_FEATURES = {"phase": 2, "motion": 1, "spread": 1, "taau": 3, "taau_state": 2}
+TAAU_FEATURES = ("taau", "taau_state")
 
 # Issue 13's cost budget: FLOPs per evaluation at 3840 x 2160 (docs/NETWORK.md §9).
 FLOP_BUDGET_4K = 80e9
@@ -56,6 +60,9 @@ class Config:
     layout: str = "rgb"  # the head layout (LAYOUTS); anything but "rgb" is an experiment
     pixel_mlp: int = 0  # experiment (no backend computes it): hidden width of a per-pixel MLP refining the head
     extra_features: tuple = ()  # experiment (no backend computes them): EXTRA_FEATURES appended to the pixel features
+    # Experiment (no backend computes it): a ninth head channel per pixel mixes the classical TAAU's
+    # output into the reconstruction's, out + sigmoid(h8) (taau - out), before the history is written.
+    taau_mix: bool = False
 
     def __post_init__(self):
         if self.layout not in LAYOUTS:
@@ -76,7 +83,12 @@ class Config:
     @property
     def in_contract(self):
         """Whether every backend computes this network (no training-only head layout or part)."""
-        return self.layout == "rgb" and not self.pixel_mlp and not self.extra_features
+        return self.layout == "rgb" and not self.pixel_mlp and not self.extra_features and not self.taau_mix
+
+    @property
+    def uses_taau(self):
+        """Whether a step runs the classical TAAU beside the network (its output mixed in or seen)."""
+        return self.taau_mix or any(f in TAAU_FEATURES for f in self.extra_features)
 
     @property
     def levels(self):
@@ -101,6 +113,8 @@ class Config:
             d["pixel_mlp"] = self.pixel_mlp
         if self.extra_features:  # an experiment: no backend loads such a package
             d["extra_features"] = list(self.extra_features)
+        if self.taau_mix:  # an experiment: no backend loads such a package
+            d["taau_mix"] = True
         return d
 
     @staticmethod
@@ -126,6 +140,8 @@ class Config:
             f += 2 * pw * ph * 16 * self.pixel_embed * HEAD_CHANNELS
         if self.pixel_mlp:
             f += 2 * pw * ph * 16 * ((self.pixel_embed + HEAD_CHANNELS) * self.pixel_mlp + self.pixel_mlp * HEAD_CHANNELS)
+        if self.taau_mix:  # the mix channel from the head's input and from each pixel's embedding
+            f += 2 * t(0) * self.channels[0] * 16 + 2 * pw * ph * 16 * self.pixel_embed
         for l in range(1, self.levels):
             f += 2 * 2 * t(l) * 4 * self.channels[l - 1] * self.channels[l]
         for _, lvl, _ in self.blocks():
@@ -260,6 +276,9 @@ class TesselNet(nn.Module):
         if cfg.pixel_mlp:  # experiment: [pixel embedding, its head channels] -> hidden -> a head correction
             self.pixel_mlp1 = nn.Linear(cfg.pixel_embed + HEAD_CHANNELS, cfg.pixel_mlp)
             self.pixel_mlp2 = nn.Linear(cfg.pixel_mlp, HEAD_CHANNELS)
+        if cfg.taau_mix:  # experiment: the mix channel, one per pixel of the token (and from its embedding)
+            self.taau_head = nn.Linear(ch[0], 16)
+            self.taau_pixel = nn.Linear(cfg.pixel_embed, 1)
 
     def run(self, name, x, phase):
         for blk in getattr(self, name, []):
@@ -279,7 +298,8 @@ class TesselNet(nn.Module):
         for l in reversed(range(cfg.levels - 1)):
             x = depth_to_space2(getattr(self, f"expand{l + 1}")(x), cfg.channels[l]) + skips[l]
             x = self.run(f"dec{l}", x, phase)
-        head = self.head(self.head_norm(x))
+        hn = self.head_norm(x)
+        head = self.head(hn)
         if cfg.pixel_head:  # each pixel's embedding (its P channels of the token) -> its 8 head channels
             b, th, tw, _ = tokens.shape
             head = head + self.pixel_head(tokens.view(b, th, tw, 16, cfg.pixel_embed)).reshape(b, th, tw, 16 * HEAD_CHANNELS)
@@ -288,6 +308,10 @@ class TesselNet(nn.Module):
             h = head.view(b, th, tw, 16, HEAD_CHANNELS)
             u = torch.cat([tokens.view(b, th, tw, 16, cfg.pixel_embed), h], -1)
             head = (h + self.pixel_mlp2(F.silu(self.pixel_mlp1(u)))).reshape(b, th, tw, 16 * HEAD_CHANNELS)
+        if cfg.taau_mix:  # a ninth channel per pixel: [B, Th, Tw, 16 * 9]
+            b, th, tw, _ = tokens.shape
+            mix = self.taau_head(hn).unsqueeze(-1) + self.taau_pixel(tokens.view(b, th, tw, 16, cfg.pixel_embed))
+            head = torch.cat([head.view(b, th, tw, 16, HEAD_CHANNELS), mix], -1).reshape(b, th, tw, 16 * (HEAD_CHANNELS + 1))
         return head
 
 

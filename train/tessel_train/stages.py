@@ -248,6 +248,10 @@ def extra_features(ctx, names):
         elif n == "spread":
             lum = luma(ctx["c"])
             out.append(torch.sqrt((lum.pow(2).mean(1) - lum.mean(1).pow(2)).clamp(min=0.0)).unsqueeze(1))
+        elif n == "taau":
+            out.append(ctx["taau"])
+        elif n == "taau_state":
+            out.append(ctx["taau_state"])
         else:
             raise ValueError(f"unknown extra feature {n!r}")
     return torch.cat(out, 1)
@@ -269,15 +273,19 @@ def tokens(net, feats, round_f16=False):
 
 
 def head_pixels(head_tokens, W, H):
-    """[B,Th,Tw,128] -> per-pixel head [B,8,H,W]."""
-    B, th, tw, _ = head_tokens.shape
-    h = head_tokens.view(B, th, tw, TOKEN, TOKEN, HEAD_CHANNELS).permute(0, 5, 1, 3, 2, 4).reshape(B, HEAD_CHANNELS, th * TOKEN, tw * TOKEN)
+    """[B,Th,Tw,16n] -> per-pixel head [B,n,H,W]: n = 8, the contract's channels, or 9 with an
+    experiment's TAAU mix (net.Config.taau_mix)."""
+    B, th, tw, n = head_tokens.shape
+    n //= TOKEN * TOKEN
+    h = head_tokens.view(B, th, tw, TOKEN, TOKEN, n).permute(0, 5, 1, 3, 2, 4).reshape(B, n, th * TOKEN, tw * TOKEN)
     return h[:, :, :H, :W]
 
 
 def decode(h, layout="rgb"):
     """[B,8,H,W] -> controls; layout: the head layout (net.LAYOUTS; "rgb" is the contract's)."""
     ctl = dict(blend=torch.sigmoid(h[:, 0]), sigma=torch.exp(h[:, 1].clamp(-2.5, 1.0)), clamp=torch.sigmoid(h[:, 2]))
+    if h.shape[1] > HEAD_CHANNELS:  # an experiment's ninth channel: the classical TAAU's share of the output
+        ctl["taau_mix"] = torch.sigmoid(h[:, HEAD_CHANNELS])
     if layout == "rgb":
         return dict(ctl, residual=0.5 * torch.tanh(h[:, 3:6]), memory=torch.tanh(h[:, 6:8]))
     lay = LAYOUTS[layout]
@@ -361,8 +369,10 @@ def reconstruct(ctx, ctl, accumulate=False):
     else:
         rect = h + ctl["clamp"].unsqueeze(1) * (torch.minimum(torch.maximum(h, blo), bhi) - h)
     alpha = (ctl["blend"] * history_weight(ctx, accumulate)).unsqueeze(1)
-    out = alpha * rect + (1.0 - alpha) * cur + ctl["residual"] * (hi - lo)
-    return out.clamp(0.0, Y_MAX), alpha
+    out = (alpha * rect + (1.0 - alpha) * cur + ctl["residual"] * (hi - lo)).clamp(0.0, Y_MAX)
+    if "taau_mix" in ctl:  # the experiment of net.Config.taau_mix: the classical TAAU's frame mixed in
+        out = out + ctl["taau_mix"].unsqueeze(1) * (ctx["taau"] - out)
+    return out, alpha
 
 
 def context_and_features(p, hist, jitter, reset, with_features=True, history_a=CATMULL_ROM_A):
@@ -424,8 +434,16 @@ def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EA
         out, new = _finish(ctx, fixed_controls(*fixed, like=ctx["hist"]), p["exposure"], round_f16)
         return out, new, {}
     accumulate = bool(net is not None and net.cfg.accumulate)
+    taau_state = None
+    if net is not None and net.cfg.uses_taau:  # an experiment: the classical TAAU beside the network
+        from . import taau
+        prev = hist.get("taau") or taau.new_state(hist["color"].shape[0], W, H, hist["color"].device)
+        t_out, taau_state = taau.step(p, prev, jitter, reset, (W, H), round_f16=round_f16)
+        ctx = dict(ctx, taau=t_out, taau_state=taau_state["count"])
     if head_px is not None:
         out, new = ops.finish(ctx, head_px, p["exposure"], round_f16, accumulate)
+        if taau_state is not None:
+            new["taau"] = taau_state
         return out, new, {}
     if net.cfg.extra_features:  # an experiment's features after the contract's
         feats = torch.cat([feats, extra_features(ctx, net.cfg.extra_features)], 1)
@@ -434,4 +452,6 @@ def step(net, p, hist, jitter, reset, phase, fixed=None, round_f16=False, ops=EA
     if round_f16:
         head = round16(head)
     out, new = ops.finish(ctx, head_pixels(head, W, H), p["exposure"], round_f16, accumulate)
+    if taau_state is not None:
+        new["taau"] = taau_state
     return out, new, dict(tokens=toks, head=head, feats=feats)
