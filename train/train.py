@@ -198,15 +198,17 @@ def tune_baseline(cache, size, n, start):
 
 
 def init_from_package(net, pkg, grow=""):
-    """Loads a package's weights into net; returns its baseline and the record of the search behind it."""
+    """Loads a package's weights into net; returns its baseline, the record of the search behind it
+    and the names of the tensors --exp-grow added (they learn at --fresh-lr-scale times the rate)."""
     src, mj = load_net(pkg)
     # The reconstruction's settings (`accumulate`, `history_a`) may differ from the package's: the
     # tensors are the same.
     grown = grow and dataclasses.replace(net.cfg, accumulate=src.cfg.accumulate, history_a=src.cfg.history_a) == experimental.grown_config(src.cfg, grow)
+    new = []
     if grown:  # --exp-grow: the package's tensors, the new parts as the identity
         new = experimental.grow_from(net, src)
         log(f"--exp-grow {grow}: {pkg}'s weights, {len(new)} new tensors ({', '.join(sorted({k.rsplit('.', 1)[0] for k in new}))}) "
-            f"starting as the identity")
+            f"starting as the identity" + (f" but the classical TAAU's share, sigmoid({experimental.TAAU_MIX_START})" if net.cfg.taau_mix else ""))
     elif dataclasses.replace(src.cfg, accumulate=net.cfg.accumulate, history_a=net.cfg.history_a, layout=net.cfg.layout) != net.cfg:
         sys.exit(f"--init {pkg}: model.json config {mj['config']} differs from this run's network {net.cfg}")
     elif src.cfg.layout != net.cfg.layout:  # --exp-layout from a package of the contract's layout
@@ -216,7 +218,7 @@ def init_from_package(net, pkg, grow=""):
         log(f"--exp-layout {net.cfg.layout}: {pkg}'s weights adapted (experimental.adapt_layout)")
     else:
         net.load_state_dict(src.state_dict())
-    return package_baseline(mj)
+    return (*package_baseline(mj), new)
 
 
 def package_baseline(mj):
@@ -230,8 +232,10 @@ def fresh_config(a):
     kernels cannot compute it, it costs over the budget, or an --init package brings its own shape),
     else the default's, with the run's flags."""
     flags = dict(pixel_head=a.pixel_head, accumulate=a.accumulate, history_a=history_a_of(a), layout=a.exp_layout)
-    if (a.arch_fresh or a.fresh_lr_scale != 1.0) and not a.arch_from:
-        sys.exit("--arch-fresh and --fresh-lr-scale are about the tensors --arch-from does not take; give --arch-from")
+    if a.arch_fresh and not a.arch_from:
+        sys.exit("--arch-fresh is about the tensors --arch-from does not take; give --arch-from")
+    if a.fresh_lr_scale != 1.0 and not (a.arch_from or a.exp_grow):
+        sys.exit("--fresh-lr-scale is about the tensors --arch-from does not take or --exp-grow adds; give one of them")
     if a.arch is None:
         if a.arch_from:
             sys.exit("--arch-from starts a network of --arch's shape; give --arch")
@@ -281,7 +285,9 @@ def start_weights(a, net, ck, cache, start):
         log(f"--arch-from {a.arch_from}: {n_all - len(fresh)} of {n_all} tensors and the tuned baseline taken from it; "
             f"fresh ({len(fresh)}, learning at {a.fresh_lr_scale} x --lr): {', '.join(sorted({k.rsplit('.', 1)[0] for k in fresh}))}")
     elif a.init:
-        baseline, search = init_from_package(net, a.init, a.exp_grow)
+        baseline, search, fresh = init_from_package(net, a.init, a.exp_grow)
+        if fresh:
+            log(f"--exp-grow: the {len(fresh)} new tensors learn at {a.fresh_lr_scale} x --lr")
         log(f"initialised from {a.init}: its weights and its tuned baseline (blend {baseline[0]} sigma {baseline[1]} clamp {baseline[2]})")
     else:
         t0 = time.time()
@@ -437,7 +443,8 @@ def parse_args():
                     help="with --arch-from: tensors (or the tensors under these prefixes, e.g. enc0.0) that start fresh even where "
                          "the package has them (a control for a narrower level: the same shape with that level fresh)")
     ap.add_argument("--fresh-lr-scale", type=float, default=1.0, metavar="S",
-                    help="with --arch-from: the tensors not taken from the package learn at S times --lr (a resumed run keeps its checkpoint's S)")
+                    help="with --arch-from: the tensors not taken from the package, with --exp-grow: the tensors it adds, learn at S times --lr "
+                         "(a resumed run keeps its checkpoint's S)")
     ap.add_argument("--distill", metavar="PACKAGE", default=None,
                     help="add to the loss the log of the squared difference of the head's controls from those PACKAGE's network "
                          "computes on the same pixel features (e.g. a new shape from --arch-from learning tessel-v12's head)")
@@ -494,8 +501,8 @@ class Trainer:
         self.a, self.net, self.dev, self.ops = a, net, dev, ops
         self.baseline, self.search = baseline, search  # search: how the baseline was found (score_db, grid, ...)
         self.init = ck.get("init") if ck is not None else (a.init or a.arch_from)  # the package a warm start began from
-        # --arch-from: the tensors that started fresh learn in a group of their own at --fresh-lr-scale
-        # times the rate (the group keeps its scale in the optimizer's state).
+        # --arch-from: the tensors that started fresh (--exp-grow: that it added) learn in a group of
+        # their own at --fresh-lr-scale times the rate (the group keeps its scale in the optimizer's state).
         self.fresh = sorted(fresh)
         named = dict(net.named_parameters())
         groups = [dict(params=[p for k, p in named.items() if k not in self.fresh], lr_scale=1.0)]

@@ -259,7 +259,10 @@ class TesselNet(nn.Module):
         super().__init__()
         self.cfg = cfg
         ch = cfg.channels
-        self.pixel_embed = nn.Linear(cfg.pixel_features, cfg.pixel_embed)
+        extra = sum(EXTRA_FEATURES[f] for f in cfg.extra_features)
+        self.pixel_embed = nn.Linear(cfg.pixel_features - extra, cfg.pixel_embed)
+        if extra:  # experiment: the extra features' columns of the pixel embedding, a tensor of their own (so they can learn at their own rate)
+            self.pixel_embed_extra = nn.Linear(extra, cfg.pixel_embed, bias=False)
         self.embed = nn.Linear(16 * cfg.pixel_embed, ch[0])
         for l in range(1, cfg.levels):
             setattr(self, f"merge{l}", nn.Linear(4 * ch[l - 1], ch[l]))

@@ -265,7 +265,12 @@ def tokens(net, feats, round_f16=False):
     """feats [B,16,H,W] -> tokens [B,Th,Tw,16P] on the padded grid (zero outside the output)."""
     B, _, H, W = feats.shape
     pw, ph = padded_grid(W, H, net.cfg.alignment)
-    e = F.silu(net.pixel_embed(feats.permute(0, 2, 3, 1)))  # [B,H,W,P]
+    f = feats.permute(0, 2, 3, 1)
+    n = net.pixel_embed.in_features
+    e = net.pixel_embed(f[..., :n])
+    if n < f.shape[-1]:  # an experiment's extra features (net.EXTRA_FEATURES), after the contract's
+        e = e + net.pixel_embed_extra(f[..., n:])
+    e = F.silu(e)  # [B,H,W,P]
     P = e.shape[-1]
     e = F.pad(e, (0, 0, 0, pw * TOKEN - W, 0, ph * TOKEN - H))
     t = e.view(B, ph, TOKEN, pw, TOKEN, P).permute(0, 1, 3, 2, 4, 5).reshape(B, ph, pw, 16 * P)
