@@ -95,9 +95,8 @@ def adapt_layout(net, src, seed=0):
 # The TAAU mix's raw channel at the start (--exp-grow taau_mix): sigmoid(-2) = 11.9 % of the
 # classical TAAU's frame everywhere. Uniform mixes of 15 and 25 % are within 0.04 dB of tessel-v12's
 # held-out means, 15 % at or above them (seed 1001, train/mix_bound.py, docs/MODEL.md), so this
-# starts near the package, where the
-# sigmoid passes a gradient a sixth of its largest (at -4 it was a fiftieth, and 410 steps at
-# 2e-4 moved the channel by 0.02: thirtieth session, BENCHMARKS.md).
+# starts near the package, where the sigmoid passes a gradient of two fifths its largest (at -4 it was
+# a fourteenth, and 410 steps at 2e-4 moved the channel by 0.02: thirtieth session, BENCHMARKS.md).
 TAAU_MIX_START = -2.0
 
 

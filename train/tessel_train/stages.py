@@ -287,7 +287,8 @@ def head_pixels(head_tokens, W, H):
 
 
 def decode(h, layout="rgb"):
-    """[B,8,H,W] -> controls; layout: the head layout (net.LAYOUTS; "rgb" is the contract's)."""
+    """[B,8,H,W] (or 9 channels: net.Config.taau_mix) -> controls; layout: the head layout
+    (net.LAYOUTS; "rgb" is the contract's)."""
     ctl = dict(blend=torch.sigmoid(h[:, 0]), sigma=torch.exp(h[:, 1].clamp(-2.5, 1.0)), clamp=torch.sigmoid(h[:, 2]))
     if h.shape[1] > HEAD_CHANNELS:  # an experiment's ninth channel: the classical TAAU's share of the output
         ctl["taau_mix"] = torch.sigmoid(h[:, HEAD_CHANNELS])
