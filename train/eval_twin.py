@@ -7,6 +7,9 @@ where the contract does, so its figures sit within a few hundredths of a dB of t
 
     python3 train/eval_twin.py out/scenes/1001/640x360 v10=models/tessel-v10 choice=DIR:dilate_choice [--device cuda]
 
+A package whose config asks for the classical TAAU beside the network (train.py --exp-grow taau_mix or
+features=taau+taau_state) runs it as its config says, with no EXPERIMENT needed.
+
 Each package is LABEL=DIR, optionally :EXPERIMENT (dilate_choice, dilate, dilate_mix=P, depth_gather=TAU, dering=A, dilate_thin=K). Every kind-ratio folder of the
 scene root is scored (KIND-RATIO/frames.json); the table compares every package with the first."""
 import argparse
