@@ -25,7 +25,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from tessel_train import SHIPPED_MODEL  # noqa: E402
-from tessel_train.heldout import check_tessel, read_output, replay, scene_cases, tonemapped  # noqa: E402
+from tessel_train.heldout import check_tessel, psnr, read_output, replay, scene_cases, tonemapped  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 START = 8
@@ -36,10 +36,6 @@ BLOCKS = (1, 4, 8, 16)
 def read_tm(path, W, H, e):
     """An output or reference plane as tonemapped RGB [H, W, 3], as `tessel compare` scores it."""
     return tonemapped(read_output(path, W, H, "mix_bound"), e)
-
-
-def psnr(a, b):
-    return 10 * np.log10(1.0 / max(float(((a - b) ** 2).mean()), 1e-20))
 
 
 def block_oracle(net, taau, gt, b):

@@ -44,3 +44,8 @@ def tonemapped(rgba, e):
     """Tonemapped RGB under exposure e (model/src/metrics.rs tonemapped_rgb)."""
     x = np.maximum(rgba[..., :3], 0.0) * e
     return x / (1.0 + x)
+
+
+def psnr(a, b):
+    """PSNR of tonemapped colours (peak 1) between two arrays; 200 dB where they are equal."""
+    return 10 * np.log10(1.0 / max(float(((a - b) ** 2).mean()), 1e-20))
