@@ -16,12 +16,11 @@ import subprocess
 import sys
 import tempfile
 
-import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train import stages, taau  # noqa: E402
 from tessel_train.heldout import check_tessel, psnr, read_output, replay, tonemapped  # noqa: E402
-from tessel_train.sequence import load_sequence  # noqa: E402
+from tessel_train.sequence import load_sequence, prepared_frames  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KINDS = ("street", "fabric", "traffic", "night", "mixed", "light", "translucent", "screen", "thin")
@@ -50,11 +49,9 @@ def run_case(tessel, tmp, kind, ratio, size, frames):
     W, H = seq["out_size"]
     state = taau.new_state(1, W, H, "cpu")
     worst = 200.0
-    for t in range(seq["color"].shape[0]):
+    for t, p, jitter, reset in prepared_frames(seq):
         e = seq["exposure"][t]
-        p = stages.prepare(seq["color"][t], seq["motion"][t], seq["depth"][t], (W, H), exposure=e,
-                           motion_units=seq["motion_units"], depth_inverted=seq["depth_inverted"])
-        out, state = taau.step(p, state, seq["jitter"][t], torch.tensor([seq["reset"][t]]), (W, H), round_f16=True)
+        out, state = taau.step(p, state, jitter, reset, (W, H), round_f16=True)
         # The port's output as the binary writes it (linear under the exposure, f16), tonemapped again.
         mine = stages.round16(stages.untonemap(out[0]) / e).permute(1, 2, 0).numpy()
         theirs = read_output(os.path.join(scene, "rust", f"o{t:04d}.bin"), W, H, "check_taau")[..., :3]

@@ -24,7 +24,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train import experimental, stages  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
-from tessel_train.sequence import load_sequence  # noqa: E402
+from tessel_train.sequence import load_sequence, prepared_frames  # noqa: E402
 
 # dilate_mix=P: the dilate-choice head with channel 2 set to a constant mix P for every pixel (its
 # rows cleared, as experimental.init_dilate_choice does): what a uniform mix gives, untrained.
@@ -72,12 +72,9 @@ def score(net, seq, start, device):
     W, H = seq["out_size"]
     hist = stages.new_history(1, W, H, device, stages.memory_of(net))
     psnrs, temporal, prev = [], [], None
-    for t in range(seq["color"].shape[0]):
+    for t, p, jitter, reset in prepared_frames(seq, device):
         e = seq["exposure"][t]
-        p = stages.prepare(seq["color"][t].to(device), seq["motion"][t].to(device), seq["depth"][t].to(device), (W, H), exposure=e,
-                           motion_units=seq["motion_units"], depth_inverted=seq["depth_inverted"])
-        reset = torch.tensor([seq["reset"][t]], device=device)
-        out, hist, _ = stages.step(net, p, hist, seq["jitter"][t].to(device), reset, t % 8, round_f16=True)
+        out, hist, _ = stages.step(net, p, hist, jitter, reset, t % 8, round_f16=True)
         # The output as the backends write it (linear, then scored tonemapped under the frame's exposure).
         o = stages.tonemap(stages.untonemap(out.clamp(0.0, stages.Y_MAX)))
         gt = stages.tonemap(seq["reference"][t][:, :3].to(device).clamp(min=0) * e)

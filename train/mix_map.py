@@ -17,7 +17,7 @@ from PIL import Image
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tessel_train import stages  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
-from tessel_train.sequence import load_sequence  # noqa: E402
+from tessel_train.sequence import load_sequence, prepared_frames  # noqa: E402
 
 
 def to8(x):
@@ -30,12 +30,11 @@ def row(net, scene, frame, device):
     if not 0 <= frame < seq["color"].shape[0] or seq["reference"] is None:
         sys.exit(f"mix_map: {scene} has no frame {frame} with a ground truth")
     hist = stages.new_history(1, W, H, device, stages.memory_of(net))
-    for t in range(frame + 1):
-        e = seq["exposure"][t]
-        p = stages.prepare(seq["color"][t].to(device), seq["motion"][t].to(device), seq["depth"][t].to(device), (W, H), exposure=e,
-                           motion_units=seq["motion_units"], depth_inverted=seq["depth_inverted"])
+    for t, p, jitter, reset in prepared_frames(seq, device):
         with torch.no_grad():
-            out, hist, ex = stages.step(net, p, hist, seq["jitter"][t].to(device), torch.tensor([seq["reset"][t]], device=device), t % 8, round_f16=True)
+            out, hist, ex = stages.step(net, p, hist, jitter, reset, t % 8, round_f16=True)
+        if t == frame:
+            break
     mix = torch.sigmoid(stages.head_pixels(ex["head"], W, H)[0, 8])
     q = [round(mix.flatten().quantile(x).item(), 3) for x in (0.1, 0.5, 0.9)]
     print(f"{os.path.basename(scene)} frame {frame}: mix share mean {mix.mean().item():.3f}, 10/50/90 % {q}, largest {mix.max().item():.3f}")

@@ -58,3 +58,14 @@ def load_sequence(path):
     out.update(reset=seq["reset"], exposure=seq["exposure"], out_size=(W, H),
                motion_units=st.get("motion_units", "render"), depth_inverted=st.get("depth_inverted", True))
     return out
+
+
+def prepared_frames(seq, device="cpu"):
+    """Each frame of a load_sequence sequence, in order, as (t, the prepared frame (stages.prepare,
+    under the frame's exposure), jitter [1,2], reset [1] bool), on `device`: what a replay through
+    the twin steps with."""
+    W, H = seq["out_size"]
+    for t in range(seq["color"].shape[0]):
+        p = stages.prepare(seq["color"][t].to(device), seq["motion"][t].to(device), seq["depth"][t].to(device), (W, H),
+                           exposure=seq["exposure"][t], motion_units=seq["motion_units"], depth_inverted=seq["depth_inverted"])
+        yield t, p, seq["jitter"][t].to(device), torch.tensor([seq["reset"][t]], device=device)
