@@ -20,6 +20,7 @@ from tessel_train import taau  # noqa: E402
 from tessel_train.experimental import TAAU_MIX_START, grow_from, grown_config  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
 from tessel_train.net import TesselNet  # noqa: E402
+import grown_moved  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 
@@ -50,6 +51,21 @@ def check_taau_mix(src, net, spec):
         # The network's history colour is its own output (the package's history differs only by the mix).
         assert torch.equal(hist["color"], b), f"{spec}: the history is not the mixed output"
     print(f"--exp-grow {spec}: 3 frames through stages.step = the package's output mixed {share:.4f} toward the classical TAAU's")
+
+
+def check_moved(src, net, new, spec):
+    """train/grown_moved.py on a fresh growth: it finds exactly the tensors grow_from added, the
+    zero-started outputs among them read 0, and each of those has a trained counterpart of the
+    package's (whose RMS it prints beside)."""
+    base = {k: v.float() for k, v in src.state_dict().items()}
+    grown = {k: v.float() for k, v in net.state_dict().items()}
+    found = sorted(k for k in grown if k not in base)
+    assert found == new, f"{spec}: grown_moved would list {found}, grow_from added {new}"
+    zero = [k for k in new if k.endswith(("proj.weight", "fc2.weight")) or k.startswith(("pixel_mlp2.", "pixel_embed_extra."))]
+    for k in zero:
+        assert grown_moved.rms(grown[k]) == 0.0, f"{spec}: {k} starts at RMS {grown_moved.rms(grown[k])}, not 0"
+        c = grown_moved.kin(k, base)
+        assert c is not None and grown_moved.rms(base[c]) > 0.01, f"{spec}: {k} has no trained counterpart ({c})"
 
 
 def main():
@@ -86,6 +102,7 @@ def main():
         got = cfg.flops(3840, 2160) - base_flops
         assert got == extra, f"{spec}: FLOPs grew by {got}, expected {extra}"
         print(f"--exp-grow {spec}: head equal at 8 phases; +{got / 1e9:.2f} GFLOP at 3840x2160 ({len(new)} new tensors)")
+        check_moved(src, net, new, spec)
         if cfg.taau_mix:
             check_taau_mix(src, net, spec)
     try:

@@ -17,16 +17,20 @@ import re
 import sys
 
 import torch
-from safetensors.torch import load_file
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tessel_train.export import load_net  # noqa: E402
 
 
 def weights(path):
     """Name -> f32 tensor of a package folder or a checkpoint."""
+    if not os.path.exists(path):
+        sys.exit(f"{path}: no such package folder or checkpoint")
     if os.path.isdir(path):
-        f = os.path.join(path, "weights.safetensors")
-        if not os.path.isfile(f):
-            sys.exit(f"{path}: no weights.safetensors (a package folder or a ckpt.pt)")
-        return {k: v.float() for k, v in load_file(f).items()}
+        if not os.path.isfile(os.path.join(path, "model.json")):
+            sys.exit(f"{path}: no model.json (a package folder or a ckpt.pt)")
+        net, _ = load_net(path)
+        return {k: v.float() for k, v in net.state_dict().items()}
     ck = torch.load(path, map_location="cpu", weights_only=False)
     if not isinstance(ck, dict) or "net" not in ck:
         sys.exit(f"{path}: not a train.py checkpoint (no 'net')")
