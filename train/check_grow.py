@@ -3,8 +3,9 @@
 the shipped package: each grown network's head equals the package's on random tokens at every
 window phase (its new blocks and per-pixel MLP start as the identity; with more pixel features its
 tokens equal the package's whatever the new features hold), its FLOPs grow by what its
-new parts cost, and a growth that would move a trained block to a layer of the other parity (other
-windows) is refused.
+new parts cost, train/grown_moved.py finds exactly its new tensors with their zero-started outputs at
+0, and a growth that would move a trained block to a layer of the other parity (other windows) is
+refused.
 
     python3 train/check_grow.py
 """

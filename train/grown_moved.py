@@ -44,7 +44,8 @@ def rms(t):
 def kin(name, base):
     """The BASE tensor of the same kind as a new one: an added block's counterpart in the first
     block of its level (mid.3.fc2.weight -> mid.0.fc2.weight), the contract's pixel embedding for
-    the extra features' columns, the head for the per-pixel MLP's output layer."""
+    the extra features' columns and for the per-pixel MLP's first layer, the per-pixel head path
+    for its output layer."""
     cand = [re.sub(r"^(\w+)\.\d+\.", r"\g<1>.0.", name)]
     if name.startswith("pixel_embed_extra."):
         cand.append("pixel_embed.weight")
