@@ -235,11 +235,11 @@ def fresh_config(a):
     if a.arch_fresh and not a.arch_from:
         sys.exit("--arch-fresh is about the tensors --arch-from does not take; give --arch-from")
     # (--data-only makes the sequences every run of device_train_runs.sh shares, from the common
-    # arguments: a run's own --exp-grow is not among them.)
+    # arguments: a run's own --exp-grow or --arch is not among them.)
     if a.fresh_lr_scale != 1.0 and not (a.arch_from or a.exp_grow or a.data_only):
         sys.exit("--fresh-lr-scale is about the tensors --arch-from does not take or --exp-grow adds; give one of them")
     if a.arch is None:
-        if a.arch_from:
+        if a.arch_from and not a.data_only:
             sys.exit("--arch-from starts a network of --arch's shape; give --arch")
         return Config(**flags)
     if a.init:
