@@ -60,7 +60,7 @@ def check_moved(src, net, new, spec):
     package's (whose RMS it prints beside)."""
     base = {k: v.float() for k, v in src.state_dict().items()}
     grown = {k: v.float() for k, v in net.state_dict().items()}
-    found = sorted(k for k in grown if k not in base)
+    found = grown_moved.added(grown, base)
     assert found == new, f"{spec}: grown_moved would list {found}, grow_from added {new}"
     zero = [k for k in new if k.endswith(("proj.weight", "fc2.weight")) or k.startswith(("pixel_mlp2.", "pixel_embed_extra."))]
     for k in zero:

@@ -37,6 +37,11 @@ def weights(path):
     return {k: v.float() for k, v in ck["net"].items()}
 
 
+def added(w, base):
+    """The names of the tensors of W that BASE lacks, sorted."""
+    return sorted(k for k in w if k not in base)
+
+
 def rms(t):
     return t.pow(2).mean().sqrt().item()
 
@@ -64,7 +69,7 @@ def main():
     base = weights(a.base)
     for g in a.grown:
         w = weights(g)
-        new = sorted(k for k in w if k not in base)
+        new = added(w, base)
         print(f"{g}: {len(new)} tensors not in {a.base}")
         if not new:
             continue
