@@ -431,7 +431,8 @@ def parse_args():
                          "with the history at the nearest surface's motion, per pixel, instead of rectifying (stages.DILATE_CHOICE)")
     ap.add_argument("--exp-layout", choices=sorted(LAYOUTS), default="rgb",
                     help="experiment (no backend computes it): another head layout (tessel_train/net.py LAYOUTS): a luma residual, "
-                         "and the channels it frees as a per-pixel choice of the dilated history and more feature memory")
+                         "and the channels it frees as a per-pixel choice of the dilated history, more feature memory, or the current frame's "
+                         "gather shifted (luma_shift) or stretched (luma_aniso)")
     ap.add_argument("--arch", type=arch_arg, default=None, metavar="JSON",
                     help="a fresh network of another shape, e.g. '{\"channels\": [16, 48, 96], \"encoder_depths\": [1, 3], "
                          "\"bottleneck_depth\": 3, \"decoder_depths\": [1, 3]}' (fields absent keep the default's; not with --init; "

@@ -69,6 +69,7 @@ def adapt_layout(net, src, seed=0):
     - the luma residual's row (channel 3 of each pixel slot, in the head and the per-pixel path) is
       the mean of src's three residual rows;
     - a choice channel starts at LAYOUT_CHOICE_START everywhere (its rows cleared);
+    - a gather channel (shift or stretch) starts at 0, the contract's round Gaussian (its rows cleared);
     - a new memory channel starts at 0 (its rows cleared), and its feature's pixel-embedding column
       is small and random, so that a gradient reaches both (with both zero neither would move).
     The contract's memory keeps channels 6 and 7 and features 14 and 15."""

@@ -19,12 +19,21 @@ PHASES = 8
 # channel scaling the local range of all three) frees two channels for a reprojection choice and
 # more memory. Every feature but the memory is the contract's, so a layout with m memory channels
 # has 14 + m pixel features.
+# The thirty-third session's two spend the freed channels on the current frame's gather instead
+# (stages.gather_weights): "luma_shift" moves the Gaussian's centre by up to GATHER_SHIFT render px
+# per axis (channels 4, 5), "luma_aniso" stretches it along any direction (its inverse covariance
+# I + [[u, v], [v, -u]] over 2 sigma^2, u and v up to GATHER_ANISO), so that at an edge the gather
+# can keep to one side or run along it.
 LAYOUTS = {
     "rgb": dict(residual=(3, 4, 5), choice=None, memory=(6, 7)),
     "luma_choice": dict(residual=(3,), choice=4, memory=(6, 7)),
     "luma_mem4": dict(residual=(3,), choice=None, memory=(6, 7, 4, 5)),
     "luma_choice_mem3": dict(residual=(3,), choice=4, memory=(6, 7, 5)),
+    "luma_shift": dict(residual=(3,), choice=None, memory=(6, 7), gather="shift"),
+    "luma_aniso": dict(residual=(3,), choice=None, memory=(6, 7), gather="aniso"),
 }
+GATHER_SHIFT = 1.0
+GATHER_ANISO = 0.9
 
 
 # Pixel features beyond the contract's (an experiment: stages.extra_features computes them, after

@@ -2,7 +2,7 @@
 import torch
 import torch.nn.functional as F
 
-from .net import HEAD_CHANNELS, LAYOUTS, PIXEL_FEATURES, TOKEN, padded_grid
+from .net import GATHER_ANISO, GATHER_SHIFT, HEAD_CHANNELS, LAYOUTS, PIXEL_FEATURES, TOKEN, padded_grid
 
 Y_MAX = 1.0 - 1.0 / 1024.0
 
@@ -177,7 +177,7 @@ def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
     ny = torch.floor(pry - jy).clamp(0, rh - 1)
     offset = torch.stack(torch.broadcast_tensors(prx - (nx + 0.5 + jx), pry - (ny + 0.5 + jy)), 1)  # [B,2,H,W]
     nxl, nyl = nx.long(), ny.long()
-    d2, cols, nears, mots = [], [], [], []
+    d2, dq, cols, nears, mots = [], [], [], [], []
     for k in range(9):
         dx, dy = k % 3 - 1, k // 3 - 1
         kx = (nxl + dx).clamp(0, rw - 1)
@@ -185,6 +185,7 @@ def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
         qx = kx.float() + 0.5 + jx
         qy = ky.float() + 0.5 + jy
         d2.append((prx - qx) * (prx - qx) + (pry - qy) * (pry - qy))
+        dq.append(torch.stack(torch.broadcast_tensors(prx - qx, pry - qy), 1))
         cols.append(_gather(c, ky, kx))
         nears.append(_gather(p["near"], ky, kx))
         mots.append(_gather(p["motion"], ky, kx))
@@ -209,7 +210,7 @@ def pixel_context(p, hist, jitter, reset, history_a=CATMULL_ROM_A):
     prev_near = sample_bilinear(hist["near"], px, py)[:, 0]
     memory = sample_bilinear(hist["memory"], px, py)
     count = sample_bilinear(hist["count"], px, py)[:, 0]
-    ctx = dict(offset=offset, d2=d2, c=cols, near=nears, motion=mots, prev=torch.stack([px, py], 1),
+    ctx = dict(offset=offset, d2=d2, dq=torch.stack(dq, 1), c=cols, near=nears, motion=mots, prev=torch.stack([px, py], 1),
                hist=hc, valid=valid, prev_near=prev_near, memory=memory, count=count)
     if DILATE_CHOICE:
         ctx["hist_dilated"] = dilated_history(ctx, hist, p, history_a)
@@ -299,7 +300,27 @@ def decode(h, layout="rgb"):
     ctl.update(residual=res.expand(-1, 3, -1, -1) if res.shape[1] == 1 else res, memory=torch.tanh(h[:, list(lay["memory"])]))
     if lay["choice"] is not None:
         ctl["choice"] = torch.sigmoid(h[:, lay["choice"]])
+    if lay.get("gather") == "shift":
+        ctl["shift"] = GATHER_SHIFT * torch.tanh(h[:, 4:6])
+    elif lay.get("gather") == "aniso":
+        ctl["aniso"] = GATHER_ANISO * torch.tanh(h[:, 4:6]) / 2 ** 0.5  # |(u, v)| < GATHER_ANISO
     return ctl
+
+
+def gather_weights(ctx, ctl):
+    """The current frame's 3x3 gather weights [B,9,H,W]: the contract's Gaussian of width sigma around
+    the output pixel, or a head layout's shifted or stretched one (net.LAYOUTS' gather)."""
+    d2 = ctx["d2"]
+    if "shift" in ctl:  # the centre moved by the shift (render px)
+        d = ctx["dq"] + ctl["shift"].unsqueeze(1)
+        d2 = d[:, :, 0] ** 2 + d[:, :, 1] ** 2
+    elif "aniso" in ctl:  # d^T (I + [[u, v], [v, -u]]) d: eigenvalues 1 +- |(u, v)|
+        dx, dy = ctx["dq"][:, :, 0], ctx["dq"][:, :, 1]
+        u, v = ctl["aniso"][:, 0:1], ctl["aniso"][:, 1:2]
+        d2 = d2 + u * (dx * dx - dy * dy) + 2.0 * v * dx * dy
+    d2min = d2.min(1, keepdim=True).values
+    inv = 1.0 / (2.0 * ctl["sigma"] * ctl["sigma"])
+    return torch.exp(-(d2 - d2min) * inv.unsqueeze(1))
 
 
 def head_controls(head_tokens):
@@ -352,10 +373,7 @@ def history_weight(ctx, accumulate):
 
 def reconstruct(ctx, ctl, accumulate=False):
     """-> (tonemapped output [B,3,H,W], alpha [B,1,H,W])."""
-    d2 = ctx["d2"]
-    d2min = d2.min(1, keepdim=True).values
-    inv = 1.0 / (2.0 * ctl["sigma"] * ctl["sigma"])
-    w = torch.exp(-(d2 - d2min) * inv.unsqueeze(1))  # [B,9,H,W]
+    w = gather_weights(ctx, ctl)  # [B,9,H,W]
     if DEPTH_GATHER:
         near = ctx["near"]
         w = w * torch.exp(-(((near - near[:, 4:5]) / (near[:, 4:5] + 1e-3)) / DEPTH_GATHER) ** 2)
