@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Checks the head layouts that move the current frame's gather (train.py --exp-layout luma_shift,
-luma_aniso; tessel_train/net.py LAYOUTS, stages.gather_weights) on the shipped package:
-- started by experimental.adapt_layout, both give the same frames as each other to float precision
-  (their gather channels start at 0: the contract's round Gaussian) and the same as the package's
-  own network with its residual rows averaged into luma (the contract's gather);
-- with a shift, each tap's weight is the Gaussian at the moved centre, and with a stretch u along x,
-  the weights follow exp(-(d^2 + u (dx^2 - dy^2)) / 2 sigma^2) against the round Gaussian's.
+luma_aniso, luma_edge, luma_edge_stretch; tessel_train/net.py LAYOUTS, stages.gather_weights) on the
+shipped package:
+- started by experimental.adapt_layout, each gives the same frames as the package's own network
+  with its residual rows averaged into luma (the contract's gather) to float precision: their
+  gather channels start at 0, the contract's round Gaussian;
+- with a shift, each tap's weight is the Gaussian at the moved centre; with a stretch u along x,
+  the weights follow exp(-(d^2 + u (dx^2 - dy^2)) / 2 sigma^2) against the round Gaussian's; on a
+  luma ramp along x, luma_edge's stretch and shift act along x by the ramp's edge strength.
 
     python3 train/check_layout.py
 """
@@ -20,7 +22,7 @@ sys.path.insert(0, HERE)
 from tessel_train import SHIPPED_MODEL, stages  # noqa: E402
 from tessel_train.experimental import adapt_layout  # noqa: E402
 from tessel_train.export import load_net  # noqa: E402
-from tessel_train.net import GATHER_ANISO, GATHER_SHIFT, TesselNet  # noqa: E402
+from tessel_train.net import GATHER_ANISO, GATHER_EDGE_EPS, GATHER_SHIFT, TesselNet  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 
@@ -61,22 +63,25 @@ def luma_contract(src):
 
 def check_start(src):
     nets = []
-    for layout in ("luma_shift", "luma_aniso"):
+    names = ("luma_shift", "luma_aniso", "luma_edge", "luma_edge_stretch")
+    for layout in names:
         net = TesselNet(dataclasses.replace(src.cfg, layout=layout))
         adapt_layout(net, src)
         nets.append(net)
-    ref, shift, aniso = frames([luma_contract(src)] + nets)
-    for name, o in (("luma_shift", shift), ("luma_aniso", aniso)):
+    ref, *outs = frames([luma_contract(src)] + nets)
+    for name, o in zip(names, outs):
         err = (o - ref).abs().max().item()
         assert err < 1e-5, f"{name} starts {err} from the package with a luma residual"
     assert ref.std() > 0.05, "the check's frames are flat"
-    print(f"luma_shift and luma_aniso start as the package with a luma residual (3 frames, within 1e-5)")
+    print(f"{', '.join(names)} start as the package with a luma residual (3 frames, within 1e-5)")
 
 
 def check_weights():
     g = torch.Generator().manual_seed(3)
     B, H, W = 1, 5, 6
-    dq = (torch.rand(B, 9, 2, H, W, generator=g) - 0.5) * 3
+    # The taps on the render grid around a random sub-pixel offset (as stages.pixel_context has them).
+    grid = torch.tensor([[k % 3 - 1, k // 3 - 1] for k in range(9)], dtype=torch.float32).view(1, 9, 2, 1, 1)
+    dq = (torch.rand(B, 1, 2, H, W, generator=g) - 0.5) - grid
     ctx = dict(dq=dq, d2=dq[:, :, 0] ** 2 + dq[:, :, 1] ** 2)
     sigma = 0.3 + torch.rand(B, H, W, generator=g)
     gauss = lambda d2: torch.exp(-d2 / (2 * sigma.unsqueeze(1) ** 2))
@@ -96,6 +101,17 @@ def check_weights():
     err = (got - norm(want)).abs().max().item()
     assert err < 1e-5, f"luma_aniso: the gather's weights are {err} from the stretched Gaussian"
     assert (got - norm(gauss(ctx["d2"]))).abs().max() > 1e-3, "luma_aniso: a stretch left the weights round"
+    # A luma ramp along x (0.5 a render px; the luma weights sum to 1, so grey colours carry it).
+    ctx["c"] = (-0.5 * dq[:, :, 0]).unsqueeze(2).expand(-1, -1, 3, -1, -1)
+    nx = 0.5 / (0.25 + GATHER_EDGE_EPS ** 2) ** 0.5
+    h[:, 4], h[:, 5] = 0.8, 0.6
+    e, sh = GATHER_ANISO * torch.tanh(torch.tensor(0.8)), GATHER_SHIFT * torch.tanh(torch.tensor(0.6))
+    for layout, shift in (("luma_edge", sh), ("luma_edge_stretch", 0.0)):
+        ctl = dict(stages.decode(h, layout), sigma=sigma)
+        dx, dy = dq[:, :, 0] + shift * nx, dq[:, :, 1]
+        want = gauss(dx ** 2 + dy ** 2 + e * nx ** 2 * (dx ** 2 - dy ** 2))
+        err = (norm(stages.gather_weights(ctx, ctl)) - norm(want)).abs().max().item()
+        assert err < 1e-5, f"{layout}: the gather's weights on a ramp are {err} from the Gaussian stretched along its edge"
     print("the shifted and stretched gathers' weights match their Gaussians (within 1e-5)")
 
 

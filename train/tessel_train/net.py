@@ -23,7 +23,12 @@ PHASES = 8
 # (stages.gather_weights): "luma_shift" moves the Gaussian's centre by up to GATHER_SHIFT render px
 # per axis (channels 4, 5), "luma_aniso" stretches it along any direction (its inverse covariance
 # I + [[u, v], [v, -u]] over 2 sigma^2, u and v up to GATHER_ANISO), so that at an edge the gather
-# can keep to one side or run along it.
+# can keep to one side or run along it. Their rows start at zero and barely moved in training (the
+# same shift or stretch is right on both sides of an edge with opposite signs, which no token feature
+# tells yet), so "luma_edge" takes the direction from the 3 x 3 itself: channel 4 stretches the
+# Gaussian along the local luma edge by up to GATHER_ANISO, channel 5 moves its centre along the luma
+# gradient by up to GATHER_SHIFT render px (both scaled by the gradient's strength, so nothing moves
+# in a flat region); "luma_edge_stretch" has the stretch alone.
 LAYOUTS = {
     "rgb": dict(residual=(3, 4, 5), choice=None, memory=(6, 7)),
     "luma_choice": dict(residual=(3,), choice=4, memory=(6, 7)),
@@ -31,7 +36,10 @@ LAYOUTS = {
     "luma_choice_mem3": dict(residual=(3,), choice=4, memory=(6, 7, 5)),
     "luma_shift": dict(residual=(3,), choice=None, memory=(6, 7), gather="shift"),
     "luma_aniso": dict(residual=(3,), choice=None, memory=(6, 7), gather="aniso"),
+    "luma_edge": dict(residual=(3,), choice=None, memory=(6, 7), gather="edge"),
+    "luma_edge_stretch": dict(residual=(3,), choice=None, memory=(6, 7), gather="edge_stretch"),
 }
+GATHER_EDGE_EPS = 0.02  # the luma gradient (tonemapped luma per render px) at which the edge's weight is 1/sqrt(2)
 GATHER_SHIFT = 1.0
 GATHER_ANISO = 0.9
 

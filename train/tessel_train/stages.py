@@ -2,7 +2,7 @@
 import torch
 import torch.nn.functional as F
 
-from .net import GATHER_ANISO, GATHER_SHIFT, HEAD_CHANNELS, LAYOUTS, PIXEL_FEATURES, TOKEN, padded_grid
+from .net import GATHER_ANISO, GATHER_EDGE_EPS, GATHER_SHIFT, HEAD_CHANNELS, LAYOUTS, PIXEL_FEATURES, TOKEN, padded_grid
 
 Y_MAX = 1.0 - 1.0 / 1024.0
 
@@ -304,7 +304,23 @@ def decode(h, layout="rgb"):
         ctl["shift"] = GATHER_SHIFT * torch.tanh(h[:, 4:6])
     elif lay.get("gather") == "aniso":
         ctl["aniso"] = GATHER_ANISO * torch.tanh(h[:, 4:6]) / 2 ** 0.5  # |(u, v)| < GATHER_ANISO
+    elif lay.get("gather") in ("edge", "edge_stretch"):
+        ctl["edge_stretch"] = GATHER_ANISO * torch.tanh(h[:, 4])
+        if lay["gather"] == "edge":
+            ctl["edge_shift"] = GATHER_SHIFT * torch.tanh(h[:, 5])
     return ctl
+
+
+def edge_direction(ctx):
+    """The 3x3's luma gradient direction at the output pixel, [B,2,H,W], of length |g| / sqrt(|g|^2 +
+    eps^2) < 1 (about 1 across an edge, 0 in a flat region): g the least-squares slope of the taps'
+    tonemapped luma over their positions."""
+    lum = luma(ctx["c"])  # [B,9,H,W]
+    q = -ctx["dq"]  # the taps' positions relative to the output pixel
+    q = q - q.mean(1, keepdim=True)
+    lc = (lum - lum.mean(1, keepdim=True)).unsqueeze(2)
+    g = (lc * q).sum(1) / (q * q).sum(1).clamp(min=1e-6)  # [B,2,H,W]
+    return g / torch.sqrt((g * g).sum(1, keepdim=True) + GATHER_EDGE_EPS ** 2)
 
 
 def gather_weights(ctx, ctl):
@@ -318,6 +334,14 @@ def gather_weights(ctx, ctl):
         dx, dy = ctx["dq"][:, :, 0], ctx["dq"][:, :, 1]
         u, v = ctl["aniso"][:, 0:1], ctl["aniso"][:, 1:2]
         d2 = d2 + u * (dx * dx - dy * dy) + 2.0 * v * dx * dy
+    elif "edge_stretch" in ctl:  # stretched along the edge (across the gradient n): d^2 + e ((d.n)^2 - (d.t)^2)
+        n = edge_direction(ctx)
+        d = ctx["dq"]
+        if "edge_shift" in ctl:  # the centre moved along the gradient
+            d = d + (ctl["edge_shift"].unsqueeze(1) * n).unsqueeze(1)
+        dn = (d * n.unsqueeze(1)).sum(2)
+        dt = d[:, :, 1] * n[:, 0:1] - d[:, :, 0] * n[:, 1:2]
+        d2 = (d * d).sum(2) + ctl["edge_stretch"].unsqueeze(1) * (dn * dn - dt * dt)
     d2min = d2.min(1, keepdim=True).values
     inv = 1.0 / (2.0 * ctl["sigma"] * ctl["sigma"])
     return torch.exp(-(d2 - d2min) * inv.unsqueeze(1))
