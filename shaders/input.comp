@@ -10,6 +10,7 @@ layout(constant_id = 1) const bool EMBED_FROM_SPEC = false;
 layout(constant_id = TS_SPEC_INPUT_ACCUMULATE) const bool ACCUMULATE = false;
 // The history kernel's Keys parameter (config `history_a`, docs/NETWORK.md §2).
 layout(constant_id = TS_SPEC_INPUT_HISTORY_A) const float HISTORY_A = -0.5;
+layout(constant_id = TS_SPEC_INPUT_STREAM) const bool STREAM = false;
 #include "embed_spec.glsl"
 layout(push_constant) uniform PC {
     ParamsBuf params;
@@ -23,6 +24,67 @@ layout(push_constant) uniform PC {
     F32Buf pos;      // the frame's position table (include/context.glsl)
     F32Buf context;  // out: per output pixel, (history colour, its weight) for the reconstruction
 } pc;
+
+// The features of output pixel xy and its history part (ctx): the whole context, or (STREAM)
+// the nearest sample and the history first and then the 3x3 reduced as its samples load, so that
+// the nine samples need not all stay live. Both give the same features: the same operations on
+// the same values, and minima and maxima do not depend on order.
+void pixel_features(uvec2 xy, FrameParams fp, out float f[TS_FEATURES], out PixelContext ctx) {
+    float nmin = 3.4e38, nmax = -3.4e38, lmin = 3.4e38, lmax = -3.4e38, mdisc = 0.0;
+    vec3 c4;
+    float a;
+    if (STREAM) {
+        int rw = int(fp.render.x);
+        Nearest s = nearest_sample(xy, fp, pc.pos);
+        ctx.offset = s.offset;
+        vec4 cn4 = Vec4Buf(pc.prep_c).v[s.n.y * rw + s.n.x];
+        vec2 m4 = Vec2Buf(pc.prep_m).v[s.n.y * rw + s.n.x];
+        ctx.valid = 0.0;
+        ctx.hist = vec3(0.0);
+        ctx.prev_near = 0.0;
+        ctx.memory = vec2(0.0);
+        ctx.count = 0.0;
+        sample_history(ctx, xy, m4, fp, pc.hist, HISTORY_A);
+        for (int k = 0; k < 9; k++) {
+            ivec2 t = tap_pixel(s, k, fp);
+            int pi = t.y * rw + t.x;
+            vec4 cn = k == 4 ? cn4 : Vec4Buf(pc.prep_c).v[pi];
+            vec2 d = (k == 4 ? m4 : Vec2Buf(pc.prep_m).v[pi]) - m4;
+            nmin = min(nmin, cn.a);
+            nmax = max(nmax, cn.a);
+            float l = luma(cn.rgb);
+            lmin = min(lmin, l);
+            lmax = max(lmax, l);
+            mdisc = max(mdisc, d.x * d.x + d.y * d.y);
+        }
+        c4 = cn4.rgb;
+        a = cn4.a;
+    } else {
+        ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist, pc.pos, HISTORY_A);
+        for (int k = 0; k < 9; k++) {
+            nmin = min(nmin, ctx.near[k]);
+            nmax = max(nmax, ctx.near[k]);
+            float l = luma(ctx.c[k]);
+            lmin = min(lmin, l);
+            lmax = max(lmax, l);
+            vec2 d = ctx.motion[k] - ctx.motion[4];
+            mdisc = max(mdisc, d.x * d.x + d.y * d.y);
+        }
+        c4 = ctx.c[4];
+        a = ctx.near[4];
+    }
+    f[0] = c4.r; f[1] = c4.g; f[2] = c4.b;
+    f[3] = ctx.offset.x; f[4] = ctx.offset.y;
+    f[5] = ctx.hist.r; f[6] = ctx.hist.g; f[7] = ctx.hist.b;
+    // The largest distance is the root of the largest square (the root is monotonic): one root.
+    mdisc = sqrt(mdisc);
+    f[8] = (nmax - nmin) / (nmax + 1e-3);
+    f[9] = mdisc / (1.0 + mdisc);
+    f[10] = abs(a - ctx.prev_near) / (max(a, ctx.prev_near) + 1e-3);
+    f[11] = ctx.valid;
+    f[12] = lmin; f[13] = lmax;
+    f[14] = ctx.memory.x; f[15] = ctx.memory.y;
+}
 
 void main() {
     FrameParams fp = pc.params.p;
@@ -39,31 +101,11 @@ void main() {
         for (int p = 0; p < P; p++) pc.tokens.v[base + p] = float16_t(0.0);
         return;
     }
-    PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist, pc.pos, HISTORY_A);
-    Vec4Buf(pc.context).v[xy.y * fp.out_size.x + xy.x] = vec4(ctx.hist, history_weight(ctx, ACCUMULATE));
     float f[TS_FEATURES];
-    f[0] = ctx.c[4].r; f[1] = ctx.c[4].g; f[2] = ctx.c[4].b;
-    f[3] = ctx.offset.x; f[4] = ctx.offset.y;
-    f[5] = ctx.hist.r; f[6] = ctx.hist.g; f[7] = ctx.hist.b;
-    float nmin = 3.4e38, nmax = -3.4e38, lmin = 3.4e38, lmax = -3.4e38, mdisc = 0.0;
-    for (int k = 0; k < 9; k++) {
-        nmin = min(nmin, ctx.near[k]);
-        nmax = max(nmax, ctx.near[k]);
-        float l = luma(ctx.c[k]);
-        lmin = min(lmin, l);
-        lmax = max(lmax, l);
-        vec2 d = ctx.motion[k] - ctx.motion[4];
-        mdisc = max(mdisc, d.x * d.x + d.y * d.y);
-    }
-    // The largest distance is the root of the largest square (the root is monotonic): one root.
-    mdisc = sqrt(mdisc);
-    f[8] = (nmax - nmin) / (nmax + 1e-3);
-    f[9] = mdisc / (1.0 + mdisc);
-    float a = ctx.near[4];
-    f[10] = abs(a - ctx.prev_near) / (max(a, ctx.prev_near) + 1e-3);
-    f[11] = ctx.valid;
-    f[12] = lmin; f[13] = lmax;
-    f[14] = ctx.memory.x; f[15] = ctx.memory.y;
+    PixelContext ctx;
+    pixel_features(xy, fp, f, ctx);
+    uint pix = xy.y * fp.out_size.x + xy.x;
+    Vec4Buf(pc.context).v[pix] = vec4(ctx.hist, history_weight(ctx, ACCUMULATE));
     vec4 e4 = vec4(0.0);
     float spec[TS_EMBED_SPEC_P];
     if (EMBED_FROM_SPEC) embed_from_spec(f, spec);

@@ -53,6 +53,9 @@
 #define TS_SPEC_INPUT_ACCUMULATE 138
 // Then the history kernel's Keys parameter (config `history_a`, docs/NETWORK.md §2), as f32 bits.
 #define TS_SPEC_INPUT_HISTORY_A 139
+// Then whether the 3x3's features are reduced as its samples load instead of from the whole
+// context (TESSEL_VK_INPUT_STREAM=0 keeps the whole context).
+#define TS_SPEC_INPUT_STREAM 140
 // The accumulation count's cap and the clip box's half-width in deviations (§6; the Rust
 // reference's ACCUM_MAX and ACCUM_GAMMA).
 #define TS_ACCUM_MAX 16

@@ -2,8 +2,8 @@
 // nearest jittered sample, its 3x3 neighbourhood, the reprojected history. Needs `common.glsl`.
 // The input stage stores the history part the reconstruction needs (history colour, and its
 // weight before the blend: the validity, times n / (n + 1) of the count n for a package that
-// accumulates; the "context" buffer, one vec4 per output pixel) so that a frame's back, with the
-// input stage in its front, reads it instead of resampling the history a second time.
+// accumulates; the "context" buffer, one vec4 per output pixel) so that a frame's back, with the input stage in its front,
+// reads it instead of resampling the history a second time.
 
 struct PixelContext {
     vec2 offset;
@@ -91,24 +91,47 @@ vec4 hist_bilinear(F16Buf h, vec2 p, ivec2 size, int part) {
 // allows '/' 2.5 ulp).
 // The neighbourhood part of the context: nearest sample, offset, the 3x3 samples and their
 // distances; the history part left empty (not valid, zero).
-PixelContext pixel_neighbourhood(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F32Buf pos) {
-    PixelContext ctx;
+// Output pixel xy's centre in render px (pr), its nearest jittered sample (n) and the offset to it.
+struct Nearest {
+    vec2 pr;
+    ivec2 n;
+    vec2 offset;
+};
+
+Nearest nearest_sample(uvec2 xy, FrameParams fp, F32Buf pos) {
+    Nearest s;
     ivec2 r = ivec2(fp.render);
-    ivec2 o = ivec2(fp.out_size);
-    precise vec2 pr = vec2(pos.v[xy.x], pos.v[o.x + xy.y]);
+    precise vec2 pr = vec2(pos.v[xy.x], pos.v[int(fp.out_size.x) + xy.y]);
     vec2 j = fp.jitter;
     precise float ux = pr.x - j.x;
     precise float uy = pr.y - j.y;
-    int nx = clamp(int(floor(ux)), 0, r.x - 1);
-    int ny = clamp(int(floor(uy)), 0, r.y - 1);
-    ctx.offset = vec2(pr.x - (float(nx) + 0.5 + j.x), pr.y - (float(ny) + 0.5 + j.y));
+    s.n = ivec2(clamp(int(floor(ux)), 0, r.x - 1), clamp(int(floor(uy)), 0, r.y - 1));
+    s.offset = vec2(pr.x - (float(s.n.x) + 0.5 + j.x), pr.y - (float(s.n.y) + 0.5 + j.y));
+    s.pr = pr;
+    return s;
+}
+
+// The 3x3's tap k (row-major, 4 the nearest sample): its render pixel, clamped to the image.
+ivec2 tap_pixel(Nearest s, int k, FrameParams fp) {
+    ivec2 r = ivec2(fp.render);
+    return ivec2(clamp(s.n.x + (k % 3) - 1, 0, r.x - 1), clamp(s.n.y + (k / 3) - 1, 0, r.y - 1));
+}
+
+// The squared distance d2 from the output pixel's centre to the sample of render pixel t.
+float tap_d2(Nearest s, ivec2 t, FrameParams fp) {
+    float qx = float(t.x) + 0.5 + fp.jitter.x;
+    float qy = float(t.y) + 0.5 + fp.jitter.y;
+    return (s.pr.x - qx) * (s.pr.x - qx) + (s.pr.y - qy) * (s.pr.y - qy);
+}
+
+PixelContext pixel_neighbourhood(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F32Buf pos) {
+    PixelContext ctx;
+    Nearest s = nearest_sample(xy, fp, pos);
+    ctx.offset = s.offset;
     for (int k = 0; k < 9; k++) {
-        int sx = clamp(nx + (k % 3) - 1, 0, r.x - 1);
-        int sy = clamp(ny + (k / 3) - 1, 0, r.y - 1);
-        float qx = float(sx) + 0.5 + j.x;
-        float qy = float(sy) + 0.5 + j.y;
-        ctx.d2[k] = (pr.x - qx) * (pr.x - qx) + (pr.y - qy) * (pr.y - qy);
-        int pi = sy * r.x + sx;
+        ivec2 t = tap_pixel(s, k, fp);
+        ctx.d2[k] = tap_d2(s, t, fp);
+        int pi = t.y * int(fp.render.x) + t.x;
         vec4 cn = Vec4Buf(prep_c).v[pi];
         ctx.c[k] = cn.rgb;
         ctx.near[k] = cn.a;
@@ -122,11 +145,13 @@ PixelContext pixel_neighbourhood(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf
     return ctx;
 }
 
-// history_a: the history kernel's Keys parameter (config `history_a`; -0.5 for the fixed head).
-PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F16Buf hist, F32Buf pos, float history_a) {
-    PixelContext ctx = pixel_neighbourhood(xy, fp, prep_c, prep_m, pos);
+// The history part of the context for output pixel xy whose nearest sample moved by m4 (output
+// px): ctx's valid, hist, prev_near, memory and count (left as they are when the history is not
+// valid). history_a: the history kernel's Keys parameter (config `history_a`; -0.5 for the fixed
+// head).
+void sample_history(inout PixelContext ctx, uvec2 xy, vec2 m4, FrameParams fp, F16Buf hist, float history_a) {
     ivec2 o = ivec2(fp.out_size);
-    vec2 p = vec2(float(xy.x) + 0.5 + ctx.motion[4].x, float(xy.y) + 0.5 + ctx.motion[4].y);
+    vec2 p = vec2(float(xy.x) + 0.5 + m4.x, float(xy.y) + 0.5 + m4.y);
     if (fp.hist_valid != 0u) {
         float outside = max(max(max(0.0, -p.x), p.x - float(o.x)), max(-p.y, p.y - float(o.y)));
         ctx.valid = clamp(1.0 - outside, 0.0, 1.0);
@@ -139,6 +164,11 @@ PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_
         ctx.memory = m.xy;
         ctx.count = m.z;
     }
+}
+
+PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F16Buf hist, F32Buf pos, float history_a) {
+    PixelContext ctx = pixel_neighbourhood(xy, fp, prep_c, prep_m, pos);
+    sample_history(ctx, xy, ctx.motion[4], fp, hist, history_a);
     return ctx;
 }
 

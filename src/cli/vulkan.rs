@@ -76,7 +76,8 @@ pub fn open_vulkan(
             format!("network: shaders ({coop}{fused}; native kernels: {no})")
         }
     };
-    let label = format!("network: {why}vulkan on {}, {network}; model '{}'{trained}", device_line(&shared.caps, &model.path), pkg.name);
+    let front = model.pixel_paths.describe();
+    let label = format!("network: {why}vulkan on {}, {front}, {network}; model '{}'{trained}", device_line(&shared.caps, &model.path), pkg.name);
     Ok(VulkanBackend { runner, id: Identity { name: "vulkan", label, model: Some(pkg.name.clone()) } })
 }
 

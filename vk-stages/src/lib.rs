@@ -25,7 +25,7 @@ pub mod runner;
 pub use device::{Caps, DeviceShared};
 pub use engine::{Engine, FrameInput};
 pub use error::{Result, VkError};
-pub use model::Model;
+pub use model::{Model, PixelPaths};
 pub use runner::Runner;
 
 /// Constants shared with the shaders (generated from shaders/include/bindings.h).

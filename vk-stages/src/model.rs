@@ -176,6 +176,8 @@ pub struct Model {
     pub pipelines: Pipelines,
     /// The input stage's specialisation constants (`input_spec`).
     pub input_spec: Vec<u32>,
+    /// The per-pixel stages' fast paths its pipelines were built with.
+    pub pixel_paths: PixelPaths,
 }
 
 impl Model {
@@ -189,9 +191,10 @@ impl Model {
 /// embedding's weights and biases as constants (include/bindings.h gives the places), so that the
 /// shader reads none of them from memory (`TESSEL_VK_SPEC_WEIGHTS=0` keeps them in the buffer:
 /// zeros there); then, at TS_SPEC_INPUT_ACCUMULATE, whether the package accumulates, and at
-/// TS_SPEC_INPUT_HISTORY_A the history kernel's Keys parameter (config `history_a`, f32 bits).
+/// TS_SPEC_INPUT_HISTORY_A the history kernel's Keys parameter (config `history_a`, f32 bits),
+/// then at TS_SPEC_INPUT_STREAM whether its 3x3 is streamed (`PixelPaths`).
 /// The values are the f16 weights the buffer holds, widened exactly.
-pub fn input_spec(pkg: &ModelPackage) -> Vec<u32> {
+pub fn input_spec(pkg: &ModelPackage, paths: PixelPaths) -> Vec<u32> {
     let (p, f, pmax) = (pkg.config.pixel_embed, PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
     let off = std::env::var("TESSEL_VK_SPEC_WEIGHTS").is_ok_and(|v| v == "0");
     let from_spec = !off && p <= pmax;
@@ -199,6 +202,7 @@ pub fn input_spec(pkg: &ModelPackage) -> Vec<u32> {
     spec.resize(b::SPEC_INPUT_ACCUMULATE as usize, 0);
     spec.push(pkg.config.accumulate as u32);
     spec.push(pkg.config.history_a.to_bits());
+    spec.push(paths.input_stream as u32);
     if from_spec {
         let bits = |v: f32| half::f16::from_f32(v).to_f32().to_bits();
         let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
@@ -210,6 +214,28 @@ pub fn input_spec(pkg: &ModelPackage) -> Vec<u32> {
         }
     }
     spec
+}
+
+/// The per-pixel stages' fast paths, each with a kill switch, read once when a model loads: the
+/// input stage reduces its 3x3's features as the samples load (`TESSEL_VK_INPUT_STREAM=0`: from the
+/// whole neighbourhood, as before). The same features; the nine samples need not all stay live,
+/// and on the H200 the stage takes 60 registers instead of 96 and 0.269 ms instead of 0.362 at
+/// 3840 x 2160 (BENCHMARKS.md, thirty-fourth session). The reconstruction's gather streamed the
+/// same way was no faster there and is not a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PixelPaths {
+    pub input_stream: bool,
+}
+
+impl PixelPaths {
+    pub fn from_env() -> Self {
+        PixelPaths { input_stream: !std::env::var("TESSEL_VK_INPUT_STREAM").is_ok_and(|v| v == "0") }
+    }
+
+    /// What the start-up line says about them.
+    pub fn describe(&self) -> String {
+        format!("input stage: streamed 3x3 {} (TESSEL_VK_INPUT_STREAM)", if self.input_stream { "on" } else { "off" })
+    }
 }
 
 /// Records `f` into a one-time command buffer, submits it and waits (model load only).
@@ -245,13 +271,18 @@ pub fn submit_once(shared: &DeviceShared, f: impl FnOnce(vk::CommandBuffer)) -> 
 impl Model {
     /// Uploads a package and builds its pipelines. Refuses a config the shaders cannot take.
     pub fn new(shared: &Arc<DeviceShared>, pkg: &ModelPackage) -> Result<Arc<Model>> {
+        Self::with_paths(shared, pkg, PixelPaths::from_env())
+    }
+
+    /// `new` with the per-pixel stages' paths given instead of read from the environment.
+    pub fn with_paths(shared: &Arc<DeviceShared>, pkg: &ModelPackage, pixel_paths: PixelPaths) -> Result<Arc<Model>> {
         check_config(&pkg.name, &pkg.config)?;
         let (blob, offsets) = pkg.device_blob();
         let weights = crate::memory::upload(shared, "weights", &blob)?;
         let layers = Layers::new(&pkg.config);
         let path = choose_path(shared);
         let mut pipelines = Pipelines::new(shared)?;
-        let input_spec = input_spec(pkg);
+        let input_spec = input_spec(pkg, pixel_paths);
         Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec)?;
         if path == NetPath::CoopMat {
             for l in layers.all() {
@@ -280,6 +311,7 @@ impl Model {
             offsets,
             pipelines,
             input_spec,
+            pixel_paths,
         }))
     }
 
@@ -407,11 +439,15 @@ mod tests {
         let pkg = ModelPackage::untrained(NetworkConfig::default(), 3);
         let p = pkg.config.pixel_embed;
         let (f, pmax) = (PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
-        let spec = input_spec(&pkg);
+        let on = PixelPaths { input_stream: true };
+        let spec = input_spec(&pkg, on);
         assert_eq!(&spec[..2], &[p as u32, 1]);
-        assert_eq!(spec.len(), 2 + pmax * (f + 1) + 2, "every constant id the shader declares");
-        assert_eq!(spec.len(), b::SPEC_INPUT_HISTORY_A as usize + 1);
+        assert_eq!(spec.len(), 2 + pmax * (f + 1) + 3, "every constant id the shader declares");
+        assert_eq!(spec.len(), b::SPEC_INPUT_STREAM as usize + 1);
         assert_eq!(b::SPEC_INPUT_HISTORY_A, b::SPEC_INPUT_ACCUMULATE + 1);
+        assert_eq!(b::SPEC_INPUT_STREAM, b::SPEC_INPUT_HISTORY_A + 1);
+        assert_eq!(spec[b::SPEC_INPUT_STREAM as usize], 1, "the streamed 3x3 goes in as its constant");
+        assert_eq!(input_spec(&pkg, PixelPaths { input_stream: false })[b::SPEC_INPUT_STREAM as usize], 0);
         assert_eq!(spec[b::SPEC_INPUT_ACCUMULATE as usize], 0, "the default config does not accumulate");
         assert_eq!(f32::from_bits(spec[b::SPEC_INPUT_HISTORY_A as usize]), -0.5, "the default history kernel is Catmull-Rom");
         let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
@@ -422,14 +458,14 @@ mod tests {
         assert!(spec[2..].iter().any(|&v| v != 0));
         // Wider than the constants hold: the weights stay in the buffer.
         let wide = ModelPackage::untrained(NetworkConfig { pixel_embed: pmax + 4, ..NetworkConfig::default() }, 3);
-        let spec = input_spec(&wide);
+        let spec = input_spec(&wide, on);
         assert_eq!(&spec[..2], &[(pmax + 4) as u32, 0]);
         assert!(spec[2..b::SPEC_INPUT_ACCUMULATE as usize + 1].iter().all(|&v| v == 0));
         // A package that accumulates says so in its constant.
         let acc = ModelPackage::untrained(NetworkConfig { accumulate: true, ..NetworkConfig::default() }, 3);
-        assert_eq!(input_spec(&acc)[b::SPEC_INPUT_ACCUMULATE as usize], 1);
+        assert_eq!(input_spec(&acc, on)[b::SPEC_INPUT_ACCUMULATE as usize], 1);
         // A sharper history kernel goes in as its f32 bits.
         let sharp = ModelPackage::untrained(NetworkConfig { history_a: -0.75, ..NetworkConfig::default() }, 3);
-        assert_eq!(input_spec(&sharp).last(), Some(&(-0.75f32).to_bits()));
+        assert_eq!(input_spec(&sharp, on)[b::SPEC_INPUT_HISTORY_A as usize], (-0.75f32).to_bits());
     }
 }

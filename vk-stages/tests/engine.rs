@@ -14,7 +14,7 @@ use tessel_model::sequence::{Exposure, Settings};
 use vk_stages::memory::Buffer;
 use vk_stages::runner::ReadBack;
 use vk_stages::engine::Controls;
-use vk_stages::{DeviceShared, Engine, Model, Runner, VkError};
+use vk_stages::{DeviceShared, Engine, Model, PixelPaths, Runner, VkError};
 
 fn device() -> Option<Arc<DeviceShared>> {
     match DeviceShared::open() {
@@ -172,6 +172,36 @@ fn a_wide_pixel_embedding_is_read_from_the_buffer() {
         let (g, _) = gpu.evaluate(&f).unwrap();
         let p = tessel_model::metrics::psnr_range(&g.tokens, &c.tokens);
         assert!(p >= 60.0, "frame {t}: tokens {p:.1} dB against the reference");
+    }
+}
+
+/// The streamed input stage (the default) and the whole-neighbourhood one (TESSEL_VK_INPUT_STREAM=0)
+/// compute the same features: the same tokens and stored history context frame after frame (the
+/// second frame on reads a valid history), both against the reference.
+#[test]
+fn the_streamed_input_stage_gives_the_whole_neighbourhood_s_tokens() {
+    let Some(shared) = device() else { return };
+    let pkg = small_package();
+    let runner = |stream: bool| {
+        let model = Model::with_paths(&shared, &pkg, PixelPaths { input_stream: stream }).unwrap();
+        assert_eq!(model.input_spec.last(), Some(&(stream as u32)), "the path goes in as the stage's last constant");
+        let mut r = Runner::new(&model, Settings::default(), (24, 16), (48, 32)).unwrap();
+        r.read = ReadBack { tokens: true, head: false, history: true };
+        r
+    };
+    let (mut streamed, mut whole) = (runner(true), runner(false));
+    let mut cpu = Upscaler::new(HeadSource::Network(Arc::new(Network::from_package(&pkg))), Settings::default(), (48, 32));
+    for t in 0..4 {
+        let f = frame(24, 16, t);
+        let c = cpu.evaluate(&f);
+        let (s, _) = streamed.evaluate(&f).unwrap();
+        let (w, _) = whole.evaluate(&f).unwrap();
+        let same = tessel_model::metrics::psnr_range(&s.tokens, &w.tokens);
+        let ref_db = tessel_model::metrics::psnr_range(&s.tokens, &c.tokens);
+        let image = psnr(&s.output, &w.output);
+        assert!(same >= 100.0, "frame {t}: streamed against whole-neighbourhood tokens {same:.1} dB");
+        assert!(ref_db >= 60.0, "frame {t}: streamed tokens {ref_db:.1} dB against the reference");
+        assert!(image >= 100.0, "frame {t}: images {image:.1} dB apart");
     }
 }
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The per-pixel stages' fast path against its kill switch on the GPU machine: the input stage's
+# streamed 3x3 (TESSEL_VK_INPUT_STREAM). Each runs `tessel bench --network vulkan` in alternated
+# rounds on the same machine, then `tessel check` with the default and with the switch off.
+#   here:   bash scripts/device_build.sh
+#   device: tar xzf .carrypack/carry.tgz && OUT=$OUT bash scripts/device_front.sh [ROUNDS]
+# (carry: .carrypack and .gl). Prints one table of medians (ms): frame, input stage,
+# reconstruction, for 3840x2160 and 2560x1440 at ratio 2; the JSON and log of every run go into
+# $OUT/front.tgz (the device tool brings back only a few files a call).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+OUT=${OUT:-out/device-front}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done
+ldconfig 2>/dev/null || true
+export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+export XDG_CACHE_HOME=/tmp/tessel-cache TESSEL_GOLDEN_DIR=$PWD/model/tests/golden
+B=.carry/bin
+variants=("on:TESSEL_VK_INPUT_STREAM=1" "off:TESSEL_VK_INPUT_STREAM=0")
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+echo "=== pipeline statistics (TESSEL_PIPELINE_STATS=1)"
+for v in "${variants[@]}"; do
+  env ${v#*:} TESSEL_PIPELINE_STATS=1 $B/tessel bench --network vulkan --size 640x360 --ratio 2 --frames 3 2>&1 \
+    | grep -E "^pipeline (input|reconstruct)" | sed -E "s/\[[0-9, ]*\]//; s/^/${v%%:*} /" | cut -c1-300
+done
+for r in $(seq 1 "$rounds"); do
+  for size in 3840x2160 2560x1440; do
+    for v in "${variants[@]}"; do
+      name=${v%%:*}
+      env ${v#*:} $B/tessel bench --network vulkan --size $size --ratio 2 --frames 200 --json "$OUT/bench_${name}_${size}_r$r.json" > "$OUT/bench_${name}_${size}_r$r.log" 2>&1 \
+        || { echo "FAILED: bench $name $size round $r"; tail -5 "$OUT/bench_${name}_${size}_r$r.log"; }
+    done
+  done
+done
+python3 - "$OUT" "$rounds" <<'EOF'
+import json, sys, glob
+out, rounds = sys.argv[1], int(sys.argv[2])
+print("| variant | size | frame ms, rounds | input ms, rounds | reconstruct ms, rounds |")
+print("|---|---|---|---|---|")
+for size in ("3840x2160", "2560x1440"):
+    for name in ("on", "off"):
+        cols = {"frame_ms": [], "input_ms": [], "reconstruct_ms": []}
+        for r in range(1, rounds + 1):
+            try:
+                b = json.load(open(f"{out}/bench_{name}_{size}_r{r}.json"))["backends"][0]
+            except (OSError, KeyError, IndexError, ValueError):
+                continue
+            for k in cols:
+                cols[k].append(f"{b[k]['median']:.3f}")
+        print(f"| {name} | {size} | " + " | ".join(", ".join(v) or "-" for v in cols.values()) + " |")
+EOF
+echo "=== tessel check, defaults"
+$B/tessel check 2>&1 | tail -6
+echo "=== tessel check, TESSEL_VK_INPUT_STREAM=0"
+TESSEL_VK_INPUT_STREAM=0 $B/tessel check 2>&1 | tail -6
+(cd "$OUT" && tar czf front.tgz bench_* && rm -f bench_*)
