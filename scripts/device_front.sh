@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The per-pixel stages' fast path against its kill switch on the GPU machine: the input stage's
-# streamed 3x3 (TESSEL_VK_INPUT_STREAM). Each runs `tessel bench --network vulkan` in alternated
-# rounds on the same machine, then `tessel check` with the default and with the switch off.
+# The per-pixel stages' settings against each other on the GPU machine: by default the input
+# stage's streamed 3x3 against its kill switch (TESSEL_VK_INPUT_STREAM=0); VARIANTS="name=ENV,ENV
+# name=..." names others (e.g. "wg8x8= wg16x8=TESSEL_VK_INPUT_WG=16x8"). Each runs `tessel bench
+# --network vulkan` in alternated rounds on the same machine, then `tessel check` with the defaults
+# and with the streamed 3x3 off.
 #   here:   bash scripts/device_build.sh
 #   device: tar xzf .carrypack/carry.tgz && OUT=$OUT bash scripts/device_front.sh [ROUNDS]
 # (carry: .carrypack and .gl). Prints one table of medians (ms): frame, input stage,
@@ -17,29 +19,29 @@ ldconfig 2>/dev/null || true
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 export XDG_CACHE_HOME=/tmp/tessel-cache TESSEL_GOLDEN_DIR=$PWD/model/tests/golden
 B=.carry/bin
-variants=("on:TESSEL_VK_INPUT_STREAM=1" "off:TESSEL_VK_INPUT_STREAM=0")
+read -r -a variants <<< "${VARIANTS:-on= off=TESSEL_VK_INPUT_STREAM=0}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "=== pipeline statistics (TESSEL_PIPELINE_STATS=1)"
 for v in "${variants[@]}"; do
-  env ${v#*:} TESSEL_PIPELINE_STATS=1 $B/tessel bench --network vulkan --size 640x360 --ratio 2 --frames 3 2>&1 \
-    | grep -E "^pipeline (input|reconstruct)" | sed -E "s/\[[0-9, ]*\]//; s/^/${v%%:*} /" | cut -c1-300
+  env $(echo "${v#*=}" | tr , " ") TESSEL_PIPELINE_STATS=1 $B/tessel bench --network vulkan --size 640x360 --ratio 2 --frames 3 2>&1 \
+    | grep -E "^pipeline (input|reconstruct)" | sed -E "s/\[[0-9, ]*\]//; s/^/${v%%=*} /" | cut -c1-300
 done
 for r in $(seq 1 "$rounds"); do
   for size in 3840x2160 2560x1440; do
     for v in "${variants[@]}"; do
-      name=${v%%:*}
-      env ${v#*:} $B/tessel bench --network vulkan --size $size --ratio 2 --frames 200 --json "$OUT/bench_${name}_${size}_r$r.json" > "$OUT/bench_${name}_${size}_r$r.log" 2>&1 \
+      name=${v%%=*}
+      env $(echo "${v#*=}" | tr , ' ') $B/tessel bench --network vulkan --size $size --ratio 2 --frames 200 --json "$OUT/bench_${name}_${size}_r$r.json" > "$OUT/bench_${name}_${size}_r$r.log" 2>&1 \
         || { echo "FAILED: bench $name $size round $r"; tail -5 "$OUT/bench_${name}_${size}_r$r.log"; }
     done
   done
 done
-python3 - "$OUT" "$rounds" <<'EOF'
-import json, sys, glob
-out, rounds = sys.argv[1], int(sys.argv[2])
+python3 - "$OUT" "$rounds" "${variants[@]%%=*}" <<'EOF'
+import json, sys
+out, rounds, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 print("| variant | size | frame ms, rounds | input ms, rounds | reconstruct ms, rounds |")
 print("|---|---|---|---|---|")
 for size in ("3840x2160", "2560x1440"):
-    for name in ("on", "off"):
+    for name in names:
         cols = {"frame_ms": [], "input_ms": [], "reconstruct_ms": []}
         for r in range(1, rounds + 1):
             try:

@@ -477,8 +477,9 @@ impl Engine {
                 .u32(self.grid.padded_w as u32)
                 .u64(self.positions_at(slot))
                 .u64(self.context.address);
-            let px = (self.grid.padded_w * 4) as u32 / b::WG_PIXELS_X;
-            let py = (self.grid.padded_h * 4) as u32 / b::WG_PIXELS_Y;
+            let (wx, wy) = m.pixel_paths.input_wg;
+            let px = (self.grid.padded_w * 4) as u32 / wx;
+            let py = (self.grid.padded_h * 4) as u32 / wy;
             self.dispatch_raw(cmd, self.fb.input, &push, (px, py, 1));
         }
         self.timestamp(cmd);

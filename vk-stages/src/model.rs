@@ -203,6 +203,8 @@ pub fn input_spec(pkg: &ModelPackage, paths: PixelPaths) -> Vec<u32> {
     spec.push(pkg.config.accumulate as u32);
     spec.push(pkg.config.history_a.to_bits());
     spec.push(paths.input_stream as u32);
+    spec.push(paths.input_wg.0);
+    spec.push(paths.input_wg.1);
     if from_spec {
         let bits = |v: f32| half::f16::from_f32(v).to_f32().to_bits();
         let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
@@ -222,19 +224,50 @@ pub fn input_spec(pkg: &ModelPackage, paths: PixelPaths) -> Vec<u32> {
 /// and on the H200 the stage takes 60 registers instead of 96 and 0.269 ms instead of 0.362 at
 /// 3840 x 2160 (BENCHMARKS.md, thirty-fourth session). The reconstruction's gather streamed the
 /// same way was no faster there and is not a path.
+/// The input stage's workgroup (pixels wide and high) is a tuning knob as well:
+/// `TESSEL_VK_INPUT_WG=WxH`, powers of two up to 32 with 32 to 1024 invocations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PixelPaths {
     pub input_stream: bool,
+    pub input_wg: (u32, u32),
+}
+
+impl Default for PixelPaths {
+    fn default() -> Self {
+        PixelPaths { input_stream: true, input_wg: (b::WG_PIXELS_X, b::WG_PIXELS_Y) }
+    }
 }
 
 impl PixelPaths {
-    pub fn from_env() -> Self {
-        PixelPaths { input_stream: !std::env::var("TESSEL_VK_INPUT_STREAM").is_ok_and(|v| v == "0") }
+    /// The paths the environment asks for; a malformed setting is an error naming it.
+    pub fn from_env() -> std::result::Result<Self, (String, String)> {
+        let mut p = PixelPaths { input_stream: !std::env::var("TESSEL_VK_INPUT_STREAM").is_ok_and(|v| v == "0"), ..Default::default() };
+        if let Ok(v) = std::env::var("TESSEL_VK_INPUT_WG") {
+            p.input_wg = parse_wg(&v).map_err(|msg| ("TESSEL_VK_INPUT_WG".to_string(), format!("'{v}': {msg}")))?;
+        }
+        Ok(p)
     }
 
     /// What the start-up line says about them.
     pub fn describe(&self) -> String {
-        format!("input stage: streamed 3x3 {} (TESSEL_VK_INPUT_STREAM)", if self.input_stream { "on" } else { "off" })
+        format!(
+            "input stage: streamed 3x3 {} (TESSEL_VK_INPUT_STREAM), workgroup {}x{}",
+            if self.input_stream { "on" } else { "off" },
+            self.input_wg.0,
+            self.input_wg.1
+        )
+    }
+}
+
+/// "WxH": a workgroup of pixels that tiles the padded token grid of any config (its sides are
+/// multiples of 8 tokens, 32 pixels): powers of two up to 32, 32 to 1024 invocations.
+fn parse_wg(v: &str) -> std::result::Result<(u32, u32), String> {
+    let (w, h) = v.split_once('x').ok_or("expected WxH, e.g. 16x8")?;
+    let side = |s: &str| s.trim().parse::<u32>().ok().filter(|&n| n.is_power_of_two() && n <= 32);
+    match (side(w), side(h)) {
+        (Some(w), Some(h)) if (32..=1024).contains(&(w * h)) => Ok((w, h)),
+        (Some(_), Some(_)) => Err("a workgroup of 32 to 1024 pixels".into()),
+        _ => Err("each side a power of two up to 32".into()),
     }
 }
 
@@ -271,7 +304,8 @@ pub fn submit_once(shared: &DeviceShared, f: impl FnOnce(vk::CommandBuffer)) -> 
 impl Model {
     /// Uploads a package and builds its pipelines. Refuses a config the shaders cannot take.
     pub fn new(shared: &Arc<DeviceShared>, pkg: &ModelPackage) -> Result<Arc<Model>> {
-        Self::with_paths(shared, pkg, PixelPaths::from_env())
+        let paths = PixelPaths::from_env().map_err(|(field, msg)| VkError::Config { model: pkg.name.clone(), field, msg })?;
+        Self::with_paths(shared, pkg, paths)
     }
 
     /// `new` with the per-pixel stages' paths given instead of read from the environment.
@@ -434,20 +468,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_input_workgroup_setting_is_checked() {
+        assert_eq!(parse_wg("16x8"), Ok((16, 8)));
+        assert_eq!(parse_wg("32x1"), Ok((32, 1)));
+        assert!(parse_wg("16").unwrap_err().contains("WxH"));
+        assert!(parse_wg("12x8").unwrap_err().contains("power of two"));
+        assert!(parse_wg("64x1").unwrap_err().contains("power of two"));
+        assert!(parse_wg("4x4").unwrap_err().contains("32 to 1024"));
+        assert_eq!(parse_wg("32x32"), Ok((32, 32)));
+    }
+
+    #[test]
     fn the_input_stage_takes_the_embedding_as_constants_where_it_fits() {
         let bits = |v: f32| half::f16::from_f32(v).to_f32().to_bits();
         let pkg = ModelPackage::untrained(NetworkConfig::default(), 3);
         let p = pkg.config.pixel_embed;
         let (f, pmax) = (PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
-        let on = PixelPaths { input_stream: true };
+        let on = PixelPaths::default();
         let spec = input_spec(&pkg, on);
         assert_eq!(&spec[..2], &[p as u32, 1]);
-        assert_eq!(spec.len(), 2 + pmax * (f + 1) + 3, "every constant id the shader declares");
-        assert_eq!(spec.len(), b::SPEC_INPUT_STREAM as usize + 1);
+        assert_eq!(spec.len(), 2 + pmax * (f + 1) + 5, "every constant id the shader declares");
+        assert_eq!(spec.len(), b::SPEC_INPUT_WG_Y as usize + 1);
+        assert_eq!((b::SPEC_INPUT_WG_X, b::SPEC_INPUT_WG_Y), (b::SPEC_INPUT_STREAM + 1, b::SPEC_INPUT_STREAM + 2));
+        assert_eq!(&spec[b::SPEC_INPUT_WG_X as usize..], &[b::WG_PIXELS_X, b::WG_PIXELS_Y]);
         assert_eq!(b::SPEC_INPUT_HISTORY_A, b::SPEC_INPUT_ACCUMULATE + 1);
         assert_eq!(b::SPEC_INPUT_STREAM, b::SPEC_INPUT_HISTORY_A + 1);
         assert_eq!(spec[b::SPEC_INPUT_STREAM as usize], 1, "the streamed 3x3 goes in as its constant");
-        assert_eq!(input_spec(&pkg, PixelPaths { input_stream: false })[b::SPEC_INPUT_STREAM as usize], 0);
+        assert_eq!(input_spec(&pkg, PixelPaths { input_stream: false, ..on })[b::SPEC_INPUT_STREAM as usize], 0);
         assert_eq!(spec[b::SPEC_INPUT_ACCUMULATE as usize], 0, "the default config does not accumulate");
         assert_eq!(f32::from_bits(spec[b::SPEC_INPUT_HISTORY_A as usize]), -0.5, "the default history kernel is Catmull-Rom");
         let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
