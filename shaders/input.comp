@@ -26,26 +26,24 @@ layout(push_constant) uniform PC {
     F32Buf context;  // out: per output pixel, (history colour, its weight) for the reconstruction
 } pc;
 
-// The features of output pixel xy and its history part (ctx): the whole context, or (STREAM)
-// the nearest sample and the history first and then the 3x3 reduced as its samples load, so that
-// the nine samples need not all stay live. Both give the same features: the same operations on
-// the same values, and minima and maxima do not depend on order.
-void pixel_features(uvec2 xy, FrameParams fp, out float f[TS_FEATURES], out PixelContext ctx) {
+// The features of output pixel xy, and the history part the reconstruction reads (its colour
+// and weight): from the whole context, or (STREAM) the nearest sample and the history first and
+// then the 3x3 reduced as its samples load, so that the nine samples need not all stay live. Both
+// give the same features: the same operations on the same values, and minima and maxima do not
+// depend on order.
+void pixel_features(uvec2 xy, FrameParams fp, out float f[TS_FEATURES], out vec4 stored) {
     float nmin = 3.4e38, nmax = -3.4e38, lmin = 3.4e38, lmax = -3.4e38, mdisc = 0.0;
     vec3 c4;
     float a;
+    vec2 offset;
+    HistorySample h;
     if (STREAM) {
         int rw = int(fp.render.x);
         Nearest s = nearest_sample(xy, fp, pc.pos);
-        ctx.offset = s.offset;
+        offset = s.offset;
         vec4 cn4 = Vec4Buf(pc.prep_c).v[s.n.y * rw + s.n.x];
         vec2 m4 = Vec2Buf(pc.prep_m).v[s.n.y * rw + s.n.x];
-        ctx.valid = 0.0;
-        ctx.hist = vec3(0.0);
-        ctx.prev_near = 0.0;
-        ctx.memory = vec2(0.0);
-        ctx.count = 0.0;
-        sample_history(ctx, xy, m4, fp, pc.hist, HISTORY_A);
+        h = sample_history(xy, m4, fp, pc.hist, HISTORY_A);
         for (int k = 0; k < 9; k++) {
             ivec2 t = tap_pixel(s, k, fp);
             int pi = t.y * rw + t.x;
@@ -61,7 +59,7 @@ void pixel_features(uvec2 xy, FrameParams fp, out float f[TS_FEATURES], out Pixe
         c4 = cn4.rgb;
         a = cn4.a;
     } else {
-        ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist, pc.pos, HISTORY_A);
+        PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist, pc.pos, HISTORY_A);
         for (int k = 0; k < 9; k++) {
             nmin = min(nmin, ctx.near[k]);
             nmax = max(nmax, ctx.near[k]);
@@ -73,18 +71,21 @@ void pixel_features(uvec2 xy, FrameParams fp, out float f[TS_FEATURES], out Pixe
         }
         c4 = ctx.c[4];
         a = ctx.near[4];
+        offset = ctx.offset;
+        h = HistorySample(ctx.hist, ctx.valid, ctx.prev_near, ctx.memory, ctx.count);
     }
     f[0] = c4.r; f[1] = c4.g; f[2] = c4.b;
-    f[3] = ctx.offset.x; f[4] = ctx.offset.y;
-    f[5] = ctx.hist.r; f[6] = ctx.hist.g; f[7] = ctx.hist.b;
+    f[3] = offset.x; f[4] = offset.y;
+    f[5] = h.hist.r; f[6] = h.hist.g; f[7] = h.hist.b;
     // The largest distance is the root of the largest square (the root is monotonic): one root.
     mdisc = sqrt(mdisc);
     f[8] = (nmax - nmin) / (nmax + 1e-3);
     f[9] = mdisc / (1.0 + mdisc);
-    f[10] = abs(a - ctx.prev_near) / (max(a, ctx.prev_near) + 1e-3);
-    f[11] = ctx.valid;
+    f[10] = abs(a - h.prev_near) / (max(a, h.prev_near) + 1e-3);
+    f[11] = h.valid;
     f[12] = lmin; f[13] = lmax;
-    f[14] = ctx.memory.x; f[15] = ctx.memory.y;
+    f[14] = h.memory.x; f[15] = h.memory.y;
+    stored = vec4(h.hist, history_weight(h.valid, h.count, ACCUMULATE));
 }
 
 void main() {
@@ -103,10 +104,9 @@ void main() {
         return;
     }
     float f[TS_FEATURES];
-    PixelContext ctx;
-    pixel_features(xy, fp, f, ctx);
-    uint pix = xy.y * fp.out_size.x + xy.x;
-    Vec4Buf(pc.context).v[pix] = vec4(ctx.hist, history_weight(ctx, ACCUMULATE));
+    vec4 stored;
+    pixel_features(xy, fp, f, stored);
+    Vec4Buf(pc.context).v[xy.y * fp.out_size.x + xy.x] = stored;
     vec4 e4 = vec4(0.0);
     float spec[TS_EMBED_SPEC_P];
     if (EMBED_FROM_SPEC) embed_from_spec(f, spec);

@@ -145,35 +145,54 @@ PixelContext pixel_neighbourhood(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf
     return ctx;
 }
 
-// The history part of the context for output pixel xy whose nearest sample moved by m4 (output
-// px): ctx's valid, hist, prev_near, memory and count (left as they are when the history is not
-// valid). history_a: the history kernel's Keys parameter (config `history_a`; -0.5 for the fixed
-// head).
-void sample_history(inout PixelContext ctx, uvec2 xy, vec2 m4, FrameParams fp, F16Buf hist, float history_a) {
+// The history part of the context: the reprojected colour, its validity, the previous nearness,
+// memory and accumulation count (all zero when the history is not valid).
+struct HistorySample {
+    vec3 hist;
+    float valid;
+    float prev_near;
+    vec2 memory;
+    float count;
+};
+
+// The history part for output pixel xy whose nearest sample moved by m4 (output px). history_a:
+// the history kernel's Keys parameter (config `history_a`; -0.5 for the fixed head).
+HistorySample sample_history(uvec2 xy, vec2 m4, FrameParams fp, F16Buf hist, float history_a) {
+    HistorySample s = HistorySample(vec3(0.0), 0.0, 0.0, vec2(0.0), 0.0);
     ivec2 o = ivec2(fp.out_size);
     vec2 p = vec2(float(xy.x) + 0.5 + m4.x, float(xy.y) + 0.5 + m4.y);
     if (fp.hist_valid != 0u) {
         float outside = max(max(max(0.0, -p.x), p.x - float(o.x)), max(-p.y, p.y - float(o.y)));
-        ctx.valid = clamp(1.0 - outside, 0.0, 1.0);
+        s.valid = clamp(1.0 - outside, 0.0, 1.0);
         vec4 h = hist_cubic(hist, p, o, history_a);
         for (int c = 0; c < 3; c++) {
-            ctx.hist[c] = reexpose(clamp(h[c], 0.0, Y_MAX), fp.hist_exposure, fp.exposure);
+            s.hist[c] = reexpose(clamp(h[c], 0.0, Y_MAX), fp.hist_exposure, fp.exposure);
         }
-        ctx.prev_near = h.a;
+        s.prev_near = h.a;
         vec4 m = hist_bilinear(hist, p, o, 1);
-        ctx.memory = m.xy;
-        ctx.count = m.z;
+        s.memory = m.xy;
+        s.count = m.z;
     }
+    return s;
 }
 
 PixelContext pixel_context(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F16Buf hist, F32Buf pos, float history_a) {
     PixelContext ctx = pixel_neighbourhood(xy, fp, prep_c, prep_m, pos);
-    sample_history(ctx, xy, ctx.motion[4], fp, hist, history_a);
+    HistorySample s = sample_history(xy, ctx.motion[4], fp, hist, history_a);
+    ctx.hist = s.hist;
+    ctx.valid = s.valid;
+    ctx.prev_near = s.prev_near;
+    ctx.memory = s.memory;
+    ctx.count = s.count;
     return ctx;
 }
 
 // The history's weight before the blend (docs/NETWORK.md §6): the validity, and for a package that
 // accumulates also n / (n + 1) of the reprojected count n.
+float history_weight(float valid, float count, bool accumulate) {
+    return accumulate ? valid * count / (count + 1.0) : valid;
+}
+
 float history_weight(PixelContext ctx, bool accumulate) {
-    return accumulate ? ctx.valid * ctx.count / (ctx.count + 1.0) : ctx.valid;
+    return history_weight(ctx.valid, ctx.count, accumulate);
 }

@@ -183,7 +183,7 @@ pub struct Model {
 impl Model {
     /// The pipelines of the front and back stages (`fixed_variants`) for this package.
     pub fn fixed_variants(&self) -> Vec<Variant> {
-        fixed_variants(&self.input_spec, self.config.accumulate)
+        fixed_variants(&self.input_spec, self.config.accumulate, self.pixel_paths)
     }
 }
 
@@ -224,17 +224,19 @@ pub fn input_spec(pkg: &ModelPackage, paths: PixelPaths) -> Vec<u32> {
 /// and on the H200 the stage takes 60 registers instead of 96 and 0.269 ms instead of 0.362 at
 /// 3840 x 2160 (BENCHMARKS.md, thirty-fourth session). The reconstruction's gather streamed the
 /// same way was no faster there and is not a path.
-/// The input stage's workgroup (pixels wide and high) is a tuning knob as well:
-/// `TESSEL_VK_INPUT_WG=WxH`, powers of two up to 32 with 32 to 1024 invocations.
+/// The input stage's and the reconstruction's workgroups (pixels wide and high) are tuning knobs
+/// as well: `TESSEL_VK_INPUT_WG=WxH` and `TESSEL_VK_RECON_WG=WxH`, powers of two up to 32 with 32
+/// to 1024 invocations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PixelPaths {
     pub input_stream: bool,
     pub input_wg: (u32, u32),
+    pub recon_wg: (u32, u32),
 }
 
 impl Default for PixelPaths {
     fn default() -> Self {
-        PixelPaths { input_stream: true, input_wg: (b::WG_PIXELS_X, b::WG_PIXELS_Y) }
+        PixelPaths { input_stream: true, input_wg: (b::WG_PIXELS_X, b::WG_PIXELS_Y), recon_wg: (b::WG_PIXELS_X, b::WG_PIXELS_Y) }
     }
 }
 
@@ -242,8 +244,10 @@ impl PixelPaths {
     /// The paths the environment asks for; a malformed setting is an error naming it.
     pub fn from_env() -> std::result::Result<Self, (String, String)> {
         let mut p = PixelPaths { input_stream: !std::env::var("TESSEL_VK_INPUT_STREAM").is_ok_and(|v| v == "0"), ..Default::default() };
-        if let Ok(v) = std::env::var("TESSEL_VK_INPUT_WG") {
-            p.input_wg = parse_wg(&v).map_err(|msg| ("TESSEL_VK_INPUT_WG".to_string(), format!("'{v}': {msg}")))?;
+        for (name, wg) in [("TESSEL_VK_INPUT_WG", &mut p.input_wg), ("TESSEL_VK_RECON_WG", &mut p.recon_wg)] {
+            if let Ok(v) = std::env::var(name) {
+                *wg = parse_wg(&v).map_err(|msg| (name.to_string(), format!("'{v}': {msg}")))?;
+            }
         }
         Ok(p)
     }
@@ -251,10 +255,12 @@ impl PixelPaths {
     /// What the start-up line says about them.
     pub fn describe(&self) -> String {
         format!(
-            "input stage: streamed 3x3 {} (TESSEL_VK_INPUT_STREAM), workgroup {}x{}",
+            "input stage: streamed 3x3 {} (TESSEL_VK_INPUT_STREAM), workgroup {}x{}; reconstruction workgroup {}x{}",
             if self.input_stream { "on" } else { "off" },
             self.input_wg.0,
-            self.input_wg.1
+            self.input_wg.1,
+            self.recon_wg.0,
+            self.recon_wg.1
         )
     }
 }
@@ -317,7 +323,7 @@ impl Model {
         let path = choose_path(shared);
         let mut pipelines = Pipelines::new(shared)?;
         let input_spec = input_spec(pkg, pixel_paths);
-        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec)?;
+        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, pixel_paths)?;
         if path == NetPath::CoopMat {
             for l in layers.all() {
                 if let Some(cols) = coop_cols(shared, &l, pkg.config.pixel_embed as u32) {
@@ -349,9 +355,9 @@ impl Model {
         }))
     }
 
-    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32]) -> Result<()> {
+    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32], paths: PixelPaths) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
-        for v in fixed_variants(input_spec, cfg.accumulate) {
+        for v in fixed_variants(input_spec, cfg.accumulate, paths) {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
@@ -448,17 +454,18 @@ pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P and whether the package
-/// accumulates): the reconstruction's constants are STORED_CONTEXT and ACCUMULATE.
-pub fn fixed_variants(input_spec: &[u32], accumulate: bool) -> Vec<Variant> {
+/// accumulates): the reconstruction's constants are STORED_CONTEXT, ACCUMULATE and its workgroup.
+pub fn fixed_variants(input_spec: &[u32], accumulate: bool, paths: PixelPaths) -> Vec<Variant> {
     let (input, recon, acc) = ("input", "reconstruct", accumulate as u32);
+    let (wx, wy) = paths.recon_wg;
     vec![
         Variant::new("exposure_partial", &[]),
         Variant::new("exposure_final", &[]),
         Variant::new("prepare", &[]),
         Variant::new(input, input_spec),
-        Variant::new(recon, &[0, acc]),
+        Variant::new(recon, &[0, acc, wx, wy]),
         Variant::new("taau", &[]),
-        Variant::new(recon, &[1, acc]),
+        Variant::new(recon, &[1, acc, wx, wy]),
     ]
 }
 
