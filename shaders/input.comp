@@ -4,7 +4,7 @@
 // depth). Pixels outside the output give 0.
 #include "common.glsl"
 #include "context.glsl"
-layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y,
+layout(local_size_x = TS_INPUT_WG_X, local_size_y = TS_INPUT_WG_Y,
        local_size_x_id = TS_SPEC_INPUT_WG_X, local_size_y_id = TS_SPEC_INPUT_WG_Y) in;
 layout(constant_id = 0) const int P = 8;
 layout(constant_id = 1) const bool EMBED_FROM_SPEC = false;

@@ -3,8 +3,7 @@
 // history rectification and blend, bounded residual; linear RGBA out; the new history (f16).
 #include "common.glsl"
 #include "context.glsl"
-// The workgroup's shape (TESSEL_VK_RECON_WG=WxH): constants 2 and 3.
-layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y, local_size_x_id = 2, local_size_y_id = 3) in;
+layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
 // Whether the frame's input stage ran and stored the history part of the context (a back after
 // the network); otherwise (fixed controls without the input stage) it is resampled here.
 layout(constant_id = 0) const bool STORED_CONTEXT = false;

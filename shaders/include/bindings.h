@@ -56,8 +56,11 @@
 // Then whether the 3x3's features are reduced as its samples load instead of from the whole
 // context (TESSEL_VK_INPUT_STREAM=0 keeps the whole context).
 #define TS_SPEC_INPUT_STREAM 140
-// Then its workgroup's width and height in pixels (TESSEL_VK_INPUT_WG=WxH; TS_WG_PIXELS_X x
-// TS_WG_PIXELS_Y when unset): sides up to 32, which divide every padded token grid's pixels.
+// Then its workgroup's width and height in pixels (TESSEL_VK_INPUT_WG=WxH; TS_INPUT_WG_X x
+// TS_INPUT_WG_Y when unset, each warp a row of 32 pixels): sides up to 32, which divide every
+// padded token grid's pixels.
+#define TS_INPUT_WG_X 32
+#define TS_INPUT_WG_Y 4
 #define TS_SPEC_INPUT_WG_X 141
 #define TS_SPEC_INPUT_WG_Y 142
 // The accumulation count's cap and the clip box's half-width in deviations (§6; the Rust

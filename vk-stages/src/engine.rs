@@ -559,8 +559,7 @@ impl Engine {
             .u64(self.positions_at(cur.slot))
             .u64(self.context.address);
         let pipeline = if cur.tokens { self.fb.reconstruct_stored } else { self.fb.reconstruct };
-        let wg = self.model.pixel_paths.recon_wg;
-        self.dispatch_back(cmd, pipeline, &push, wg);
+        self.dispatch_back(cmd, pipeline, &push);
         if self.external_network && matches!(controls, Controls::Head) {
             self.transfer(cmd, &self.head, true);
         }
@@ -591,7 +590,7 @@ impl Engine {
             .f32(p.lock_threshold)
             .f32(p.lock_cap)
             .f32(p.lock_decay);
-        self.dispatch_back(cmd, self.fb.taau, &push, (b::WG_PIXELS_X, b::WG_PIXELS_Y));
+        self.dispatch_back(cmd, self.fb.taau, &push);
         self.current = None;
         self.counter += 1;
         Ok(())
@@ -609,10 +608,10 @@ impl Engine {
             .u64(self.hist_state.address)
     }
 
-    /// A back pass over the output pixels in workgroups of `wg` pixels, then the "back done" timestamp.
-    fn dispatch_back(&mut self, cmd: vk::CommandBuffer, pipeline: vk::Pipeline, push: &Push, wg: (u32, u32)) {
+    /// A back pass over the output pixels, then the "back done" timestamp.
+    fn dispatch_back(&mut self, cmd: vk::CommandBuffer, pipeline: vk::Pipeline, push: &Push) {
         let (ow, oh) = self.output;
-        let groups = ((ow as u32).div_ceil(wg.0), (oh as u32).div_ceil(wg.1), 1);
+        let groups = ((ow as u32).div_ceil(b::WG_PIXELS_X), (oh as u32).div_ceil(b::WG_PIXELS_Y), 1);
         self.dispatch_raw(cmd, pipeline, push, groups);
         self.timestamp(cmd);
     }

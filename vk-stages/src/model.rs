@@ -183,7 +183,7 @@ pub struct Model {
 impl Model {
     /// The pipelines of the front and back stages (`fixed_variants`) for this package.
     pub fn fixed_variants(&self) -> Vec<Variant> {
-        fixed_variants(&self.input_spec, self.config.accumulate, self.pixel_paths)
+        fixed_variants(&self.input_spec, self.config.accumulate)
     }
 }
 
@@ -224,19 +224,19 @@ pub fn input_spec(pkg: &ModelPackage, paths: PixelPaths) -> Vec<u32> {
 /// and on the H200 the stage takes 60 registers instead of 96 and 0.269 ms instead of 0.362 at
 /// 3840 x 2160 (BENCHMARKS.md, thirty-fourth session). The reconstruction's gather streamed the
 /// same way was no faster there and is not a path.
-/// The input stage's and the reconstruction's workgroups (pixels wide and high) are tuning knobs
-/// as well: `TESSEL_VK_INPUT_WG=WxH` and `TESSEL_VK_RECON_WG=WxH`, powers of two up to 32 with 32
-/// to 1024 invocations.
+/// The input stage's workgroup (pixels wide and high) is a tuning knob as well:
+/// `TESSEL_VK_INPUT_WG=WxH`, powers of two up to 32 with 32 to 1024 invocations; by default 32 x 4,
+/// each warp one row of 32 pixels (0.266 -> 0.240 ms against 8 x 8 on the H200 at 3840 x 2160;
+/// 16 x 16 and 32 x 8 were slower, and the reconstruction was fastest in its 8 x 8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PixelPaths {
     pub input_stream: bool,
     pub input_wg: (u32, u32),
-    pub recon_wg: (u32, u32),
 }
 
 impl Default for PixelPaths {
     fn default() -> Self {
-        PixelPaths { input_stream: true, input_wg: (b::WG_PIXELS_X, b::WG_PIXELS_Y), recon_wg: (b::WG_PIXELS_X, b::WG_PIXELS_Y) }
+        PixelPaths { input_stream: true, input_wg: (b::INPUT_WG_X, b::INPUT_WG_Y) }
     }
 }
 
@@ -244,10 +244,8 @@ impl PixelPaths {
     /// The paths the environment asks for; a malformed setting is an error naming it.
     pub fn from_env() -> std::result::Result<Self, (String, String)> {
         let mut p = PixelPaths { input_stream: !std::env::var("TESSEL_VK_INPUT_STREAM").is_ok_and(|v| v == "0"), ..Default::default() };
-        for (name, wg) in [("TESSEL_VK_INPUT_WG", &mut p.input_wg), ("TESSEL_VK_RECON_WG", &mut p.recon_wg)] {
-            if let Ok(v) = std::env::var(name) {
-                *wg = parse_wg(&v).map_err(|msg| (name.to_string(), format!("'{v}': {msg}")))?;
-            }
+        if let Ok(v) = std::env::var("TESSEL_VK_INPUT_WG") {
+            p.input_wg = parse_wg(&v).map_err(|msg| ("TESSEL_VK_INPUT_WG".to_string(), format!("'{v}': {msg}")))?;
         }
         Ok(p)
     }
@@ -255,12 +253,10 @@ impl PixelPaths {
     /// What the start-up line says about them.
     pub fn describe(&self) -> String {
         format!(
-            "input stage: streamed 3x3 {} (TESSEL_VK_INPUT_STREAM), workgroup {}x{}; reconstruction workgroup {}x{}",
+            "input stage: streamed 3x3 {} (TESSEL_VK_INPUT_STREAM), workgroup {}x{} (TESSEL_VK_INPUT_WG)",
             if self.input_stream { "on" } else { "off" },
             self.input_wg.0,
-            self.input_wg.1,
-            self.recon_wg.0,
-            self.recon_wg.1
+            self.input_wg.1
         )
     }
 }
@@ -323,7 +319,7 @@ impl Model {
         let path = choose_path(shared);
         let mut pipelines = Pipelines::new(shared)?;
         let input_spec = input_spec(pkg, pixel_paths);
-        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, pixel_paths)?;
+        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec)?;
         if path == NetPath::CoopMat {
             for l in layers.all() {
                 if let Some(cols) = coop_cols(shared, &l, pkg.config.pixel_embed as u32) {
@@ -355,9 +351,9 @@ impl Model {
         }))
     }
 
-    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32], paths: PixelPaths) -> Result<()> {
+    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32]) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
-        for v in fixed_variants(input_spec, cfg.accumulate, paths) {
+        for v in fixed_variants(input_spec, cfg.accumulate) {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
@@ -454,18 +450,17 @@ pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P and whether the package
-/// accumulates): the reconstruction's constants are STORED_CONTEXT, ACCUMULATE and its workgroup.
-pub fn fixed_variants(input_spec: &[u32], accumulate: bool, paths: PixelPaths) -> Vec<Variant> {
+/// accumulates): the reconstruction's constants are STORED_CONTEXT and ACCUMULATE.
+pub fn fixed_variants(input_spec: &[u32], accumulate: bool) -> Vec<Variant> {
     let (input, recon, acc) = ("input", "reconstruct", accumulate as u32);
-    let (wx, wy) = paths.recon_wg;
     vec![
         Variant::new("exposure_partial", &[]),
         Variant::new("exposure_final", &[]),
         Variant::new("prepare", &[]),
         Variant::new(input, input_spec),
-        Variant::new(recon, &[0, acc, wx, wy]),
+        Variant::new(recon, &[0, acc]),
         Variant::new("taau", &[]),
-        Variant::new(recon, &[1, acc, wx, wy]),
+        Variant::new(recon, &[1, acc]),
     ]
 }
 
@@ -497,7 +492,7 @@ mod tests {
         assert_eq!(spec.len(), 2 + pmax * (f + 1) + 5, "every constant id the shader declares");
         assert_eq!(spec.len(), b::SPEC_INPUT_WG_Y as usize + 1);
         assert_eq!((b::SPEC_INPUT_WG_X, b::SPEC_INPUT_WG_Y), (b::SPEC_INPUT_STREAM + 1, b::SPEC_INPUT_STREAM + 2));
-        assert_eq!(&spec[b::SPEC_INPUT_WG_X as usize..], &[b::WG_PIXELS_X, b::WG_PIXELS_Y]);
+        assert_eq!(&spec[b::SPEC_INPUT_WG_X as usize..], &[b::INPUT_WG_X, b::INPUT_WG_Y]);
         assert_eq!(b::SPEC_INPUT_HISTORY_A, b::SPEC_INPUT_ACCUMULATE + 1);
         assert_eq!(b::SPEC_INPUT_STREAM, b::SPEC_INPUT_HISTORY_A + 1);
         assert_eq!(spec[b::SPEC_INPUT_STREAM as usize], 1, "the streamed 3x3 goes in as its constant");

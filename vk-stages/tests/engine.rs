@@ -178,14 +178,14 @@ fn a_wide_pixel_embedding_is_read_from_the_buffer() {
 /// The streamed input stage (the default) and the whole-neighbourhood one (TESSEL_VK_INPUT_STREAM=0)
 /// compute the same features: the same tokens and stored history context frame after frame (the
 /// second frame on reads a valid history), both against the reference; in workgroups of other
-/// shapes as well (input stage and reconstruction: the same images).
+/// shapes as well.
 #[test]
 fn the_streamed_input_stage_gives_the_whole_neighbourhood_s_tokens() {
     let Some(shared) = device() else { return };
     let pkg = small_package();
     let runner = |stream: bool| {
         // The whole neighbourhood in the old 8x8 workgroups, the streamed one in others.
-        let paths = PixelPaths { input_stream: stream, input_wg: if stream { (32, 4) } else { (8, 8) }, recon_wg: if stream { (16, 16) } else { (8, 8) } };
+        let paths = PixelPaths { input_stream: stream, input_wg: if stream { (32, 4) } else { (8, 8) } };
         let model = Model::with_paths(&shared, &pkg, paths).unwrap();
         let mut r = Runner::new(&model, Settings::default(), (24, 16), (48, 32)).unwrap();
         r.read = ReadBack { tokens: true, head: false, history: true };
