@@ -2,8 +2,8 @@
 // nearest jittered sample, its 3x3 neighbourhood, the reprojected history. Needs `common.glsl`.
 // The input stage stores the history part the reconstruction needs (history colour, and its
 // weight before the blend: the validity, times n / (n + 1) of the count n for a package that
-// accumulates; the "context" buffer, one vec4 per output pixel) so that a frame's back, with the input stage in its front,
-// reads it instead of resampling the history a second time.
+// accumulates; the "context" buffer, one vec4 per output pixel) so that a frame's back, with the
+// input stage in its front, reads it instead of resampling the history a second time.
 
 struct PixelContext {
     vec2 offset;
@@ -89,8 +89,6 @@ vec4 hist_bilinear(F16Buf h, vec2 p, ivec2 size, int part) {
 // every row y, computed by the host with IEEE f32 division exactly as the reference does (the
 // nearest sample is a floor of it, and at a tie, 3x with jitter 1/6 say, one ulp decides; Vulkan
 // allows '/' 2.5 ulp).
-// The neighbourhood part of the context: nearest sample, offset, the 3x3 samples and their
-// distances; the history part left empty (not valid, zero).
 // Output pixel xy's centre in render px (pr), its nearest jittered sample (n) and the offset to it.
 struct Nearest {
     vec2 pr;
@@ -124,6 +122,8 @@ float tap_d2(Nearest s, ivec2 t, FrameParams fp) {
     return (s.pr.x - qx) * (s.pr.x - qx) + (s.pr.y - qy) * (s.pr.y - qy);
 }
 
+// The neighbourhood part of the context: nearest sample, offset, the 3x3 samples and their
+// distances; the history part left empty (not valid, zero).
 PixelContext pixel_neighbourhood(uvec2 xy, FrameParams fp, F32Buf prep_c, F32Buf prep_m, F32Buf pos) {
     PixelContext ctx;
     Nearest s = nearest_sample(xy, fp, pos);

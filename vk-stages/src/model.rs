@@ -192,7 +192,8 @@ impl Model {
 /// shader reads none of them from memory (`TESSEL_VK_SPEC_WEIGHTS=0` keeps them in the buffer:
 /// zeros there); then, at TS_SPEC_INPUT_ACCUMULATE, whether the package accumulates, and at
 /// TS_SPEC_INPUT_HISTORY_A the history kernel's Keys parameter (config `history_a`, f32 bits),
-/// then at TS_SPEC_INPUT_STREAM whether its 3x3 is streamed (`PixelPaths`).
+/// then at TS_SPEC_INPUT_STREAM whether its 3x3 is streamed and at TS_SPEC_INPUT_WG_X/Y its
+/// workgroup (`PixelPaths`).
 /// The values are the f16 weights the buffer holds, widened exactly.
 pub fn input_spec(pkg: &ModelPackage, paths: PixelPaths) -> Vec<u32> {
     let (p, f, pmax) = (pkg.config.pixel_embed, PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
@@ -224,6 +225,7 @@ pub fn input_spec(pkg: &ModelPackage, paths: PixelPaths) -> Vec<u32> {
 /// and on the H200 the stage takes 60 registers instead of 96 and 0.269 ms instead of 0.362 at
 /// 3840 x 2160 (BENCHMARKS.md, thirty-fourth session). The reconstruction's gather streamed the
 /// same way was no faster there and is not a path.
+///
 /// The input stage's workgroup (pixels wide and high) is a tuning knob as well:
 /// `TESSEL_VK_INPUT_WG=WxH`, powers of two up to 32 with 32 to 1024 invocations; by default 32 x 4,
 /// each warp one row of 32 pixels (0.266 -> 0.240 ms against 8 x 8 on the H200 at 3840 x 2160;
