@@ -26,13 +26,29 @@ layout(push_constant) uniform PC {
     F32Buf context;  // out: per output pixel, (history colour, its weight) for the reconstruction
 } pc;
 
+// The 3x3's running reductions: the nearness's and luma's extremes and the largest squared
+// motion difference from the nearest sample's.
+struct Extremes {
+    float nmin, nmax, lmin, lmax, mdisc;
+};
+
+// Folds one sample (tonemapped colour c, nearness, motion difference dm) into e.
+void fold_tap(inout Extremes e, vec3 c, float near, vec2 dm) {
+    e.nmin = min(e.nmin, near);
+    e.nmax = max(e.nmax, near);
+    float l = luma(c);
+    e.lmin = min(e.lmin, l);
+    e.lmax = max(e.lmax, l);
+    e.mdisc = max(e.mdisc, dm.x * dm.x + dm.y * dm.y);
+}
+
 // The features of output pixel xy, and the history part the reconstruction reads (its colour
 // and weight): from the whole context, or (STREAM) the nearest sample and the history first and
 // then the 3x3 reduced as its samples load, so that the nine samples need not all stay live. Both
 // give the same features: the same operations on the same values, and minima and maxima do not
 // depend on order.
 void pixel_features(uvec2 xy, FrameParams fp, out float f[TS_FEATURES], out vec4 stored) {
-    float nmin = 3.4e38, nmax = -3.4e38, lmin = 3.4e38, lmax = -3.4e38, mdisc = 0.0;
+    Extremes e = Extremes(3.4e38, -3.4e38, 3.4e38, -3.4e38, 0.0);
     vec3 c4;
     float a;
     vec2 offset;
@@ -48,42 +64,29 @@ void pixel_features(uvec2 xy, FrameParams fp, out float f[TS_FEATURES], out vec4
             ivec2 t = tap_pixel(s, k, fp);
             int pi = t.y * rw + t.x;
             vec4 cn = k == 4 ? cn4 : Vec4Buf(pc.prep_c).v[pi];
-            vec2 d = (k == 4 ? m4 : Vec2Buf(pc.prep_m).v[pi]) - m4;
-            nmin = min(nmin, cn.a);
-            nmax = max(nmax, cn.a);
-            float l = luma(cn.rgb);
-            lmin = min(lmin, l);
-            lmax = max(lmax, l);
-            mdisc = max(mdisc, d.x * d.x + d.y * d.y);
+            vec2 mk = k == 4 ? m4 : Vec2Buf(pc.prep_m).v[pi];
+            fold_tap(e, cn.rgb, cn.a, mk - m4);
         }
         c4 = cn4.rgb;
         a = cn4.a;
     } else {
-        PixelContext ctx = pixel_context(xy, fp, pc.prep_c, pc.prep_m, pc.hist, pc.pos, HISTORY_A);
-        for (int k = 0; k < 9; k++) {
-            nmin = min(nmin, ctx.near[k]);
-            nmax = max(nmax, ctx.near[k]);
-            float l = luma(ctx.c[k]);
-            lmin = min(lmin, l);
-            lmax = max(lmax, l);
-            vec2 d = ctx.motion[k] - ctx.motion[4];
-            mdisc = max(mdisc, d.x * d.x + d.y * d.y);
-        }
+        PixelContext ctx = pixel_neighbourhood(xy, fp, pc.prep_c, pc.prep_m, pc.pos);
+        h = sample_history(xy, ctx.motion[4], fp, pc.hist, HISTORY_A);
+        for (int k = 0; k < 9; k++) fold_tap(e, ctx.c[k], ctx.near[k], ctx.motion[k] - ctx.motion[4]);
         c4 = ctx.c[4];
         a = ctx.near[4];
         offset = ctx.offset;
-        h = HistorySample(ctx.hist, ctx.valid, ctx.prev_near, ctx.memory, ctx.count);
     }
     f[0] = c4.r; f[1] = c4.g; f[2] = c4.b;
     f[3] = offset.x; f[4] = offset.y;
     f[5] = h.hist.r; f[6] = h.hist.g; f[7] = h.hist.b;
     // The largest distance is the root of the largest square (the root is monotonic): one root.
-    mdisc = sqrt(mdisc);
-    f[8] = (nmax - nmin) / (nmax + 1e-3);
+    float mdisc = sqrt(e.mdisc);
+    f[8] = (e.nmax - e.nmin) / (e.nmax + 1e-3);
     f[9] = mdisc / (1.0 + mdisc);
     f[10] = abs(a - h.prev_near) / (max(a, h.prev_near) + 1e-3);
     f[11] = h.valid;
-    f[12] = lmin; f[13] = lmax;
+    f[12] = e.lmin; f[13] = e.lmax;
     f[14] = h.memory.x; f[15] = h.memory.y;
     stored = vec4(h.hist, history_weight(h.valid, h.count, ACCUMULATE));
 }
