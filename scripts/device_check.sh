@@ -18,12 +18,8 @@ mode=${1:-full}
 OUT=${OUT:-out/device}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/check.log") 2>&1
-# The GPU machine has no Vulkan loader of its own: unpack the carried Debian packages.
-for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done
-ldconfig 2>/dev/null || true
-export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
-export XDG_CACHE_HOME=/tmp/tessel-cache TESSEL_GOLDEN_DIR=$PWD/model/tests/golden
-B=.carry/bin
+# The GPU machine has no Vulkan loader of its own (scripts/device_env.sh sets B as well).
+source scripts/device_env.sh
 fail=0
 pack() {
   [ "${PACK:-0}" = 1 ] || return 0

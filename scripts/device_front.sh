@@ -2,8 +2,8 @@
 # The per-pixel stages' settings against each other on the GPU machine: by default the input
 # stage's streamed 3x3 against its kill switch (TESSEL_VK_INPUT_STREAM=0); VARIANTS="name=ENV,ENV
 # name=..." names others (e.g. "wg8x8= wg16x8=TESSEL_VK_INPUT_WG=16x8"). Each runs `tessel bench
-# --network vulkan` in alternated rounds on the same machine, then `tessel check` with the defaults
-# and with the streamed 3x3 off.
+# --network vulkan` in alternated rounds on the same machine, then `tessel check` in each variant's
+# environment.
 #   here:   bash scripts/device_build.sh
 #   device: tar xzf .carrypack/carry.tgz && OUT=$OUT bash scripts/device_front.sh [ROUNDS]
 # (carry: .carrypack and .gl). Prints one table of medians (ms): frame, input stage,
@@ -14,11 +14,8 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3}
 OUT=${OUT:-out/device-front}
 mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" / 2>/dev/null; done
-ldconfig 2>/dev/null || true
-export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
-export XDG_CACHE_HOME=/tmp/tessel-cache TESSEL_GOLDEN_DIR=$PWD/model/tests/golden
-B=.carry/bin
+# The GPU machine has no Vulkan loader of its own (scripts/device_env.sh sets B as well).
+source scripts/device_env.sh
 read -r -a variants <<< "${VARIANTS:-on= off=TESSEL_VK_INPUT_STREAM=0}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "=== pipeline statistics (TESSEL_PIPELINE_STATS=1)"
@@ -52,8 +49,8 @@ for size in ("3840x2160", "2560x1440"):
                 cols[k].append(f"{b[k]['median']:.3f}")
         print(f"| {name} | {size} | " + " | ".join(", ".join(v) or "-" for v in cols.values()) + " |")
 EOF
-echo "=== tessel check, defaults"
-$B/tessel check 2>&1 | tail -6
-echo "=== tessel check, TESSEL_VK_INPUT_STREAM=0"
-TESSEL_VK_INPUT_STREAM=0 $B/tessel check 2>&1 | tail -6
+for v in "${variants[@]}"; do
+  echo "=== tessel check, ${v%%=*} (${v#*=})"
+  env $(echo "${v#*=}" | tr , ' ') $B/tessel check 2>&1 | tail -6
+done
 (cd "$OUT" && tar czf front.tgz bench_* && rm -f bench_*)

@@ -3,6 +3,7 @@
 // features, the per-pixel embedding SiLU(W f + b) and its place in the token (4x4 space to
 // depth). Pixels outside the output give 0.
 #include "common.glsl"
+#define TS_HIST_PLANAR_ID TS_SPEC_INPUT_HIST_PLANAR
 #include "context.glsl"
 layout(local_size_x = TS_INPUT_WG_X, local_size_y = TS_INPUT_WG_Y,
        local_size_x_id = TS_SPEC_INPUT_WG_X, local_size_y_id = TS_SPEC_INPUT_WG_Y) in;
