@@ -2,7 +2,6 @@
 // The reconstruction (docs/NETWORK.md §5-6): head decoding, jitter-aware Gaussian gather,
 // history rectification and blend, bounded residual; linear RGBA out; the new history (f16).
 #include "common.glsl"
-#define TS_HIST_PLANAR_ID TS_SPEC_RECON_HIST_PLANAR
 #include "context.glsl"
 layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
 // Whether the frame's input stage ran and stored the history part of the context (a back after
@@ -107,5 +106,6 @@ void main() {
     // History record: (r, g, b, nearness), (memory 0, memory 1, count, 0); see include/context.glsl.
     // The count the blend implies: alpha / (1 - alpha) samples of history plus this one.
     float count = accumulate ? min(alpha / (1.0 - alpha) + 1.0, float(TS_ACCUM_MAX)) : 0.0;
-    hist_store(pc.hist_out, pix, fp.out_size.x * fp.out_size.y, vec4(res, ctx.near[4]), vec4(memory, count, 0.0));
+    F16x4Buf(pc.hist_out).v[pix * 2] = f16vec4(vec4(res, ctx.near[4]));
+    F16x4Buf(pc.hist_out).v[pix * 2 + 1] = f16vec4(vec4(memory, count, 0.0));
 }

@@ -5,7 +5,6 @@
 // the neighbourhood mean, a per-pixel sample count and a thin-feature lock kept in the history
 // record's second part (where the network's reconstruction keeps its memory channels).
 #include "common.glsl"
-#define TS_HIST_PLANAR_ID TS_SPEC_TAAU_HIST_PLANAR
 #include "context.glsl"
 layout(local_size_x = TS_WG_PIXELS_X, local_size_y = TS_WG_PIXELS_Y) in;
 
@@ -111,7 +110,8 @@ void write_pixel(uvec2 xy, FrameParams fp, vec3 o, float near, float count, floa
     uint pix = xy.y * fp.out_size.x + xy.x;
     vec3 lin = vec3(untonemap(o.r), untonemap(o.g), untonemap(o.b)) / fp.exposure;
     Vec4Buf(pc.out_rgba).v[pix] = vec4(lin, 1.0);
-    hist_store(pc.hist_out, pix, fp.out_size.x * fp.out_size.y, vec4(o, near), vec4(count, lock, 0.0, 0.0));
+    F16x4Buf(pc.hist_out).v[pix * 2] = f16vec4(vec4(o, near));
+    F16x4Buf(pc.hist_out).v[pix * 2 + 1] = f16vec4(vec4(count, lock, 0.0, 0.0));
 }
 
 void main() {

@@ -63,12 +63,6 @@
 #define TS_INPUT_WG_Y 4
 #define TS_SPEC_INPUT_WG_X 141
 #define TS_SPEC_INPUT_WG_Y 142
-// Then whether the history's two parts are planar (include/context.glsl's HIST_PLANAR;
-// TESSEL_VK_HISTORY_PLANAR=0 interleaves them); the same constant for the reconstruction (after
-// its STORED_CONTEXT and ACCUMULATE) and the classical TAAU (its only one).
-#define TS_SPEC_INPUT_HIST_PLANAR 143
-#define TS_SPEC_RECON_HIST_PLANAR 2
-#define TS_SPEC_TAAU_HIST_PLANAR 0
 // The accumulation count's cap and the clip box's half-width in deviations (§6; the Rust
 // reference's ACCUM_MAX and ACCUM_GAMMA).
 #define TS_ACCUM_MAX 16

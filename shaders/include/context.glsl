@@ -37,29 +37,10 @@ vec4 keys_weights(float f, float a) {
     return vec4(w0, w1, w2, w3);
 }
 
-// The history is two f16vec4 per pixel: part 0 (r, g, b, nearness) and part 1 (memory 0,
-// memory 1, count, -). Where they lie is the specialisation constant HIST_PLANAR, which every
-// shader including this file declares (id TS_HIST_PLANAR_ID, defined before the include): part 0
-// of every pixel, then part 1 of every pixel (planar: a warp's row of taps reads 8 bytes a pixel
-// side by side, half the cache lines of interleaved parts), or the two parts of a pixel side by
-// side (TESSEL_VK_HISTORY_PLANAR=0). The writers and readers of one engine agree: vk_stages'
-// PixelPaths gives all of them the same constant.
-layout(constant_id = TS_HIST_PLANAR_ID) const bool HIST_PLANAR = true;
-
-// Index of part `part` of pixel `pix` (of `pixels`) in the history, in f16vec4 units.
-uint hist_slot(uint pix, uint pixels, int part) {
-    return HIST_PLANAR ? uint(part) * pixels + pix : pix * 2u + uint(part);
-}
-
+// The history is two f16vec4 per pixel: (r, g, b, nearness) and (memory 0, memory 1, count, -).
 vec4 hist_at(F16Buf h, ivec2 p, ivec2 size, int part) {
     ivec2 q = clamp(p, ivec2(0), size - 1);
-    return vec4(F16x4Buf(h).v[hist_slot(uint(q.y * size.x + q.x), uint(size.x * size.y), part)]);
-}
-
-// Writes pixel `pix`'s record (of `pixels`).
-void hist_store(F16Buf h, uint pix, uint pixels, vec4 part0, vec4 part1) {
-    F16x4Buf(h).v[hist_slot(pix, pixels, 0)] = f16vec4(part0);
-    F16x4Buf(h).v[hist_slot(pix, pixels, 1)] = f16vec4(part1);
+    return vec4(F16x4Buf(h).v[(q.y * size.x + q.x) * 2 + part]);
 }
 
 // Keys' cubic (parameter a: config `history_a`) of the history colour at p (rgb), and the bilinear

@@ -183,7 +183,7 @@ pub struct Model {
 impl Model {
     /// The pipelines of the front and back stages (`fixed_variants`) for this package.
     pub fn fixed_variants(&self) -> Vec<Variant> {
-        fixed_variants(&self.input_spec, self.config.accumulate, self.pixel_paths.history_planar)
+        fixed_variants(&self.input_spec, self.config.accumulate)
     }
 }
 
@@ -192,8 +192,8 @@ impl Model {
 /// shader reads none of them from memory (`TESSEL_VK_SPEC_WEIGHTS=0` keeps them in the buffer:
 /// zeros there); then, at TS_SPEC_INPUT_ACCUMULATE, whether the package accumulates, and at
 /// TS_SPEC_INPUT_HISTORY_A the history kernel's Keys parameter (config `history_a`, f32 bits),
-/// then at TS_SPEC_INPUT_STREAM whether its 3x3 is streamed, at TS_SPEC_INPUT_WG_X/Y its
-/// workgroup and at TS_SPEC_INPUT_HIST_PLANAR the history's layout (`PixelPaths`).
+/// then at TS_SPEC_INPUT_STREAM whether its 3x3 is streamed and at TS_SPEC_INPUT_WG_X/Y its
+/// workgroup (`PixelPaths`).
 /// The values are the f16 weights the buffer holds, widened exactly.
 pub fn input_spec(pkg: &ModelPackage, paths: PixelPaths) -> Vec<u32> {
     let (p, f, pmax) = (pkg.config.pixel_embed, PIXEL_FEATURES, b::EMBED_SPEC_P as usize);
@@ -206,7 +206,6 @@ pub fn input_spec(pkg: &ModelPackage, paths: PixelPaths) -> Vec<u32> {
     spec.push(paths.input_stream as u32);
     spec.push(paths.input_wg.0);
     spec.push(paths.input_wg.1);
-    spec.push(paths.history_planar as u32);
     if from_spec {
         let bits = |v: f32| half::f16::from_f32(v).to_f32().to_bits();
         let (w, bias) = (&pkg.tensor("pixel_embed.weight").data, &pkg.tensor("pixel_embed.bias").data);
@@ -231,30 +230,22 @@ pub fn input_spec(pkg: &ModelPackage, paths: PixelPaths) -> Vec<u32> {
 /// `TESSEL_VK_INPUT_WG=WxH`, powers of two up to 32 with 32 to 1024 invocations; by default 32 x 4,
 /// each warp one row of 32 pixels (0.266 -> 0.240 ms against 8 x 8 on the H200 at 3840 x 2160;
 /// 16 x 16 and 32 x 8 were slower, and the reconstruction was fastest in its 8 x 8).
-///
-/// The history record's two parts (include/context.glsl) are planar, every pixel's part 0 and then
-/// every pixel's part 1, so that the input stage's 16 cubic taps of part 0 and the classical TAAU's
-/// read 8 bytes a pixel side by side instead of every other 8 (`TESSEL_VK_HISTORY_PLANAR=0`:
-/// interleaved, as before). The same values in other places: every stage of one engine, and the
-/// host's read-back (`Runner::history_channels`), follow the one setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PixelPaths {
     pub input_stream: bool,
     pub input_wg: (u32, u32),
-    pub history_planar: bool,
 }
 
 impl Default for PixelPaths {
     fn default() -> Self {
-        PixelPaths { input_stream: true, input_wg: (b::INPUT_WG_X, b::INPUT_WG_Y), history_planar: true }
+        PixelPaths { input_stream: true, input_wg: (b::INPUT_WG_X, b::INPUT_WG_Y) }
     }
 }
 
 impl PixelPaths {
     /// The paths the environment asks for; a malformed setting is an error naming it.
     pub fn from_env() -> std::result::Result<Self, (String, String)> {
-        let off = |name: &str| std::env::var(name).is_ok_and(|v| v == "0");
-        let mut p = PixelPaths { input_stream: !off("TESSEL_VK_INPUT_STREAM"), history_planar: !off("TESSEL_VK_HISTORY_PLANAR"), ..Default::default() };
+        let mut p = PixelPaths { input_stream: !std::env::var("TESSEL_VK_INPUT_STREAM").is_ok_and(|v| v == "0"), ..Default::default() };
         if let Ok(v) = std::env::var("TESSEL_VK_INPUT_WG") {
             p.input_wg = parse_wg(&v).map_err(|msg| ("TESSEL_VK_INPUT_WG".to_string(), format!("'{v}': {msg}")))?;
         }
@@ -264,11 +255,10 @@ impl PixelPaths {
     /// What the start-up line says about them.
     pub fn describe(&self) -> String {
         format!(
-            "input stage: streamed 3x3 {} (TESSEL_VK_INPUT_STREAM), workgroup {}x{} (TESSEL_VK_INPUT_WG); history {} (TESSEL_VK_HISTORY_PLANAR)",
+            "input stage: streamed 3x3 {} (TESSEL_VK_INPUT_STREAM), workgroup {}x{} (TESSEL_VK_INPUT_WG)",
             if self.input_stream { "on" } else { "off" },
             self.input_wg.0,
-            self.input_wg.1,
-            if self.history_planar { "planar" } else { "interleaved" }
+            self.input_wg.1
         )
     }
 }
@@ -365,7 +355,7 @@ impl Model {
 
     fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32]) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
-        for v in fixed_variants(input_spec, cfg.accumulate, input_spec[b::SPEC_INPUT_HIST_PLANAR as usize] != 0) {
+        for v in fixed_variants(input_spec, cfg.accumulate) {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
@@ -462,20 +452,17 @@ pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P and whether the package
-/// accumulates, and the history's layout): the reconstruction's constants are STORED_CONTEXT,
-/// ACCUMULATE and HIST_PLANAR, the classical TAAU's HIST_PLANAR (include/bindings.h).
-pub fn fixed_variants(input_spec: &[u32], accumulate: bool, history_planar: bool) -> Vec<Variant> {
-    let (input, recon, acc, planar) = ("input", "reconstruct", accumulate as u32, history_planar as u32);
-    debug_assert_eq!((b::SPEC_RECON_HIST_PLANAR, b::SPEC_TAAU_HIST_PLANAR), (2, 0));
-    debug_assert_eq!(input_spec.get(b::SPEC_INPUT_HIST_PLANAR as usize), Some(&planar), "the input stage reads the layout the back writes");
+/// accumulates): the reconstruction's constants are STORED_CONTEXT and ACCUMULATE.
+pub fn fixed_variants(input_spec: &[u32], accumulate: bool) -> Vec<Variant> {
+    let (input, recon, acc) = ("input", "reconstruct", accumulate as u32);
     vec![
         Variant::new("exposure_partial", &[]),
         Variant::new("exposure_final", &[]),
         Variant::new("prepare", &[]),
         Variant::new(input, input_spec),
-        Variant::new(recon, &[0, acc, planar]),
-        Variant::new("taau", &[planar]),
-        Variant::new(recon, &[1, acc, planar]),
+        Variant::new(recon, &[0, acc]),
+        Variant::new("taau", &[]),
+        Variant::new(recon, &[1, acc]),
     ]
 }
 
@@ -504,12 +491,10 @@ mod tests {
         let on = PixelPaths::default();
         let spec = input_spec(&pkg, on);
         assert_eq!(&spec[..2], &[p as u32, 1]);
-        assert_eq!(spec.len(), 2 + pmax * (f + 1) + 6, "every constant id the shader declares");
-        assert_eq!(spec.len(), b::SPEC_INPUT_HIST_PLANAR as usize + 1);
+        assert_eq!(spec.len(), 2 + pmax * (f + 1) + 5, "every constant id the shader declares");
+        assert_eq!(spec.len(), b::SPEC_INPUT_WG_Y as usize + 1);
         assert_eq!((b::SPEC_INPUT_WG_X, b::SPEC_INPUT_WG_Y), (b::SPEC_INPUT_STREAM + 1, b::SPEC_INPUT_STREAM + 2));
-        assert_eq!(b::SPEC_INPUT_HIST_PLANAR, b::SPEC_INPUT_WG_Y + 1);
-        assert_eq!(&spec[b::SPEC_INPUT_WG_X as usize..], &[b::INPUT_WG_X, b::INPUT_WG_Y, 1]);
-        assert_eq!(input_spec(&pkg, PixelPaths { history_planar: false, ..on })[b::SPEC_INPUT_HIST_PLANAR as usize], 0);
+        assert_eq!(&spec[b::SPEC_INPUT_WG_X as usize..], &[b::INPUT_WG_X, b::INPUT_WG_Y]);
         assert_eq!(b::SPEC_INPUT_HISTORY_A, b::SPEC_INPUT_ACCUMULATE + 1);
         assert_eq!(b::SPEC_INPUT_STREAM, b::SPEC_INPUT_HISTORY_A + 1);
         assert_eq!(spec[b::SPEC_INPUT_STREAM as usize], 1, "the streamed 3x3 goes in as its constant");

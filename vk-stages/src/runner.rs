@@ -365,15 +365,9 @@ impl Runner {
         self.history_channels(&[0, 1, 2])
     }
 
-    /// Channels of the last frame's history record (0-2 colour, 3 nearness, 4-5 memory), pixel by
-    /// pixel: channel c is element c % 4 of part c / 4, wherever the engine's layout puts the parts
-    /// (`PixelPaths::history_planar`).
+    /// Channels of the last frame's history record (0-2 colour, 3 nearness, 4-5 memory).
     pub fn history_channels(&self, ch: &[usize]) -> Vec<f32> {
-        let h = &self.last_history;
-        let pixels = h.len() / 8;
-        let planar = self.engine.model.pixel_paths.history_planar;
-        let at = move |i: usize, c: usize| if planar { (c / 4 * pixels + i) * 4 + c % 4 } else { i * 8 + c };
-        (0..pixels).flat_map(|i| ch.iter().map(move |&c| h[at(i, c)])).collect()
+        self.last_history.chunks_exact(8).flat_map(|p| ch.iter().map(|&c| p[c]).collect::<Vec<_>>()).collect()
     }
 
     pub fn device(&self) -> &DeviceShared {

@@ -178,16 +178,14 @@ fn a_wide_pixel_embedding_is_read_from_the_buffer() {
 /// The streamed input stage (the default) and the whole-neighbourhood one (TESSEL_VK_INPUT_STREAM=0)
 /// compute the same features: the same tokens and stored history context frame after frame (the
 /// second frame on reads a valid history), both against the reference; in workgroups of other
-/// shapes as well. The default runs with the planar history, the other with its two parts
-/// interleaved (TESSEL_VK_HISTORY_PLANAR=0): the same history records, read back through either.
+/// shapes as well.
 #[test]
 fn the_streamed_input_stage_gives_the_whole_neighbourhood_s_tokens() {
     let Some(shared) = device() else { return };
     let pkg = small_package();
     let runner = |stream: bool| {
-        // The whole neighbourhood in the old 8x8 workgroups and interleaved history, the streamed
-        // one in others.
-        let paths = PixelPaths { input_stream: stream, input_wg: if stream { (32, 4) } else { (8, 8) }, history_planar: stream };
+        // The whole neighbourhood in the old 8x8 workgroups, the streamed one in others.
+        let paths = PixelPaths { input_stream: stream, input_wg: if stream { (32, 4) } else { (8, 8) } };
         let model = Model::with_paths(&shared, &pkg, paths).unwrap();
         let mut r = Runner::new(&model, Settings::default(), (24, 16), (48, 32)).unwrap();
         r.read = ReadBack { tokens: true, head: false, history: true };
@@ -206,13 +204,6 @@ fn the_streamed_input_stage_gives_the_whole_neighbourhood_s_tokens() {
         assert!(same >= 100.0, "frame {t}: streamed against whole-neighbourhood tokens {same:.1} dB");
         assert!(ref_db >= 60.0, "frame {t}: streamed tokens {ref_db:.1} dB against the reference");
         assert!(image >= 100.0, "frame {t}: images {image:.1} dB apart");
-        let all = [0, 1, 2, 3, 4, 5];
-        let (hs, hw) = (streamed.history_channels(&all), whole.history_channels(&all));
-        assert_eq!(hs.len(), 48 * 32 * 6);
-        let history = tessel_model::metrics::psnr_range(&hs, &hw);
-        assert!(history >= 100.0, "frame {t}: planar and interleaved history records {history:.1} dB apart");
-        let near_ref = tessel_model::metrics::psnr_range(&streamed.history_channels(&[3]), &cpu.history.near.data);
-        assert!(near_ref >= 60.0, "frame {t}: the planar history's nearness {near_ref:.1} dB against the reference");
     }
 }
 
