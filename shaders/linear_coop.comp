@@ -14,10 +14,11 @@
 layout(constant_id = TS_SPEC_ROWS) const int ROWS = TS_COOP_ROWS;
 layout(local_size_x_id = TS_SPEC_THREADS) in;
 const uint THREADS = gl_WorkGroupSize.x;
-// MODE_HEAD: the workgroup's token rows, for the per-pixel head path in the epilogue.
-shared float16_t Ts[ROWS * TOKEN_TILE];
-uint tile_t0;
-#define LINEAR_TOKEN_SHARED(t, i) float(Ts[((t) - tile_t0) * TOKEN_TILE + (i)])
+// MODE_HEAD: the per-pixel head path's weights and biases (8 P + 8 values), read by every
+// epilogue item (the token rows come straight from the buffer: include/linear_epilogue.glsl).
+shared float Pw[TS_HEAD_CHANNELS * TS_FEATURES + TS_HEAD_CHANNELS];
+#define LINEAR_PIXEL_W(k, p) Pw[(k) * P + (p)]
+#define LINEAR_PIXEL_B(k) Pw[TS_HEAD_CHANNELS * TS_FEATURES + (k)]
 #include "linear_epilogue.glsl"
 
 #define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
@@ -73,13 +74,12 @@ void load_rows(uint t0) {
 
 void main() {
     uint t0 = gl_WorkGroupID.x * ROWS;
-    tile_t0 = t0;
-    if (MODE == TS_MODE_HEAD && TOKEN_TILE > 1) {
-        const uint Q = TOKEN_TILE / 4;
-        for (uint e = gl_LocalInvocationID.x; e < ROWS * Q; e += THREADS) {
-            uint r = e / Q;
-            f16vec4 v = t0 + r < pc.tokens ? F16x4Buf(pc.aux).v[(t0 + r) * Q + e % Q] : f16vec4(0.0);
-            for (int j = 0; j < 4; j++) Ts[e * 4 + j] = v[j];
+    if (MODE == TS_MODE_HEAD && pc.aux != 0ul) {
+        // Made visible by load_rows' barriers, long before the first epilogue.
+        for (uint e = gl_LocalInvocationID.x; e < TS_HEAD_CHANNELS * (P + 1); e += THREADS) {
+            bool bias = e >= TS_HEAD_CHANNELS * P;
+            uint at = bias ? TS_HEAD_CHANNELS * TS_FEATURES + e - TS_HEAD_CHANNELS * P : e;
+            Pw[at] = float(bias ? F16Buf(pc.aux_b).v[e - TS_HEAD_CHANNELS * P] : F16Buf(pc.aux_w).v[e]);
         }
     }
     load_rows(t0);

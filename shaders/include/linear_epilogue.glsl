@@ -32,15 +32,28 @@ vec2 ln_stats(uint t) {
     return vec2(mean, 1.0 / sqrt(q / float(IN) + 1e-5));
 }
 
-// Pixel embedding p of slot s of token t (the token buffer), for the per-pixel head path. A
-// shader that keeps the token rows in shared memory defines LINEAR_TOKEN_SHARED(t, i).
-float linear_token(uint t, uint s, int p) {
-#ifdef LINEAR_TOKEN_SHARED
-    return LINEAR_TOKEN_SHARED(t, (s * P + p));
-#else
-    return float(F16Buf(pc.aux).v[(t * 16 + s) * P + p]);
-#endif
+// The pixel embedding (P values) of slot s of token t (the token buffer), for the per-pixel head
+// path: 8-byte loads where P allows, straight from the buffer. (The cooperative-matrix shader
+// once staged its 64 token rows in shared memory, 16 KiB a workgroup: its head layer took 0.831
+// ms against 0.575 this way at 3840x2160 on the H200, BENCHMARKS.md, thirty-fifth session.)
+void linear_pixel(uint t, uint s, out float e[TS_FEATURES]) {
+    uint at = (t * 16 + s) * P;
+    if (P % 4 == 0) {
+        for (int p = 0; p < P; p += 4) {
+            vec4 v = vec4(F16x4Buf(pc.aux).v[(at + p) / 4]);
+            e[p] = v.x; e[p + 1] = v.y; e[p + 2] = v.z; e[p + 3] = v.w;
+        }
+    } else {
+        for (int p = 0; p < P; p++) e[p] = float(F16Buf(pc.aux).v[at + p]);
+    }
 }
+
+// pixel_head.weight [k][p] and pixel_head.bias [k]: from the buffers, or where a shader keeps
+// them in shared memory (LINEAR_PIXEL_W, LINEAR_PIXEL_B), from there.
+#ifndef LINEAR_PIXEL_W
+#define LINEAR_PIXEL_W(k, p) float(F16Buf(pc.aux_w).v[(k) * P + (p)])
+#define LINEAR_PIXEL_B(k) float(F16Buf(pc.aux_b).v[k])
+#endif
 
 // Outputs o..o+3 (o a multiple of 4) of token t from their accumulated products: bias, SiLU,
 // the per-pixel head path. Loads only, so a caller can batch several before storing.
@@ -49,12 +62,11 @@ vec4 linear_value4(uint t, uint o, vec4 acc) {
     if (ACT == 1) v = v / (1.0 + exp(-v));
     if (MODE == TS_MODE_HEAD && pc.aux != 0ul) {
         uint s = o / TS_HEAD_CHANNELS, k0 = o % TS_HEAD_CHANNELS;
-        F16Buf pw = F16Buf(pc.aux_w);
         float e[TS_FEATURES];
-        for (int p = 0; p < P; p++) e[p] = linear_token(t, s, p);
+        linear_pixel(t, s, e);
         for (int j = 0; j < 4; j++) {
-            float ph = float(F16Buf(pc.aux_b).v[k0 + j]);
-            for (int p = 0; p < P; p++) ph += float(pw.v[(k0 + j) * P + p]) * e[p];
+            float ph = LINEAR_PIXEL_B(k0 + j);
+            for (int p = 0; p < P; p++) ph += LINEAR_PIXEL_W(k0 + j, p) * e[p];
             v[j] += ph;
         }
     }

@@ -13,9 +13,6 @@ layout(constant_id = TS_SPEC_LN) const int LN = 0;
 // chunk's weights), and the row width of its f32 staging tile (LN: max(IN, COLS); else COLS).
 layout(constant_id = TS_SPEC_STAGE) const int STAGE = 64;
 layout(constant_id = TS_SPEC_COLS) const int COLS = 64;
-// linear_coop.comp, MODE_HEAD with the per-pixel head path: halves per token of its shared copy
-// of the token rows (16 P); 1 otherwise.
-layout(constant_id = TS_SPEC_TOKEN_TILE) const int TOKEN_TILE = 1;
 layout(push_constant) uniform PC {
     uint64_t x;
     uint64_t y;

@@ -39,17 +39,9 @@ impl LinearSpec {
     pub fn coop_variant(&self, p: u32, cols: u32) -> Variant {
         Variant::new("linear_coop", &self.spec(p, cols))
     }
-    fn spec(&self, p: u32, cols: u32) -> [u32; 14] {
+    fn spec(&self, p: u32, cols: u32) -> [u32; 13] {
         let rows = coop_rows();
-        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols, self.token_tile(p), rows, 2 * rows]
-    }
-    /// Halves per token of the head layer's shared copy of the token rows (16 P), else 1.
-    pub fn token_tile(&self, p: u32) -> u32 {
-        if self.mode == b::MODE_HEAD {
-            16 * p
-        } else {
-            1
-        }
+        [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols, rows, 2 * rows]
     }
     /// Row width of the cooperative-matrix shader's f32 staging tile.
     pub fn stage(&self, cols: u32) -> u32 {
@@ -60,9 +52,10 @@ impl LinearSpec {
         }
     }
     /// Shared memory the cooperative-matrix shader needs with `cols` outputs per chunk.
-    pub fn coop_shared_bytes(&self, cols: u32, p: u32) -> u32 {
+    pub fn coop_shared_bytes(&self, cols: u32) -> u32 {
         let rows = coop_rows();
-        rows * self.inp * 2 + cols * self.inp * 2 + rows * self.stage(cols) * 4 + (rows + 2 * rows) * 8 + rows * self.token_tile(p) * 2
+        let pixel_head = if self.mode == b::MODE_HEAD { (b::HEAD_CHANNELS * (b::FEATURES + 1)) * 4 } else { 0 };
+        rows * self.inp * 2 + cols * self.inp * 2 + rows * self.stage(cols) * 4 + (rows + 2 * rows) * 8 + pixel_head
     }
 }
 
@@ -324,7 +317,7 @@ impl Model {
         Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec)?;
         if path == NetPath::CoopMat {
             for l in layers.all() {
-                if let Some(cols) = coop_cols(shared, &l, pkg.config.pixel_embed as u32) {
+                if let Some(cols) = coop_cols(shared, &l) {
                     pipelines.build(&l.coop_variant(pkg.config.pixel_embed as u32, cols))?;
                 }
             }
@@ -370,7 +363,7 @@ impl Model {
     /// The pipeline variant and workgroup counts of a linear layer over `tokens` tokens.
     pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
         let p = self.config.pixel_embed as u32;
-        if let (NetPath::CoopMat, Some(cols)) = (&self.path, coop_cols(&self.shared, l, p)) {
+        if let (NetPath::CoopMat, Some(cols)) = (&self.path, coop_cols(&self.shared, l)) {
             // One workgroup per 64 tokens; it loops over the output chunks itself.
             let groups = ((tokens as u32).div_ceil(coop_rows()), 1, 1);
             (l.coop_variant(p, cols), groups)
@@ -440,7 +433,7 @@ pub fn coop_rows() -> u32 {
 /// narrower chunk stages fewer weights, so a workgroup takes less shared memory, and on the H200
 /// the network ran 10 % faster with it than with 64 (5.95 against 6.59 ms at 4K, twice;
 /// docs/ENGINE.md); 16 was slower. `TESSEL_VK_COOP_COLS=16|32|64` sets the cap.
-pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
+pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec) -> Option<u32> {
     if l.inp % 16 != 0 {
         return None;
     }
@@ -448,7 +441,7 @@ pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec, p: u32) -> Option<u32> {
         Some(c @ (16 | 32 | 64)) => c,
         _ => b::COOP_COLS_DEFAULT,
     };
-    [64, 32, 16].into_iter().filter(|&c| c <= cap).find(|&c| l.coop_shared_bytes(c, p) + 1024 <= shared.caps.shared_memory)
+    [64, 32, 16].into_iter().filter(|&c| c <= cap).find(|&c| l.coop_shared_bytes(c) + 1024 <= shared.caps.shared_memory)
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P and whether the package
