@@ -144,6 +144,17 @@ impl NetPath {
     }
 }
 
+/// The unfused blocks' attention (attention.comp) at width `c`: each invocation two queries of the
+/// window, so that every key and value it reads from shared memory serves both
+/// (`TESSEL_VK_ATTENTION_QPI=1`: one, in a workgroup of 64). The same arithmetic per query.
+pub fn attention_variant(c: usize) -> Variant {
+    let qpi = match std::env::var("TESSEL_VK_ATTENTION_QPI").as_deref() {
+        Ok("1") => 1,
+        _ => 2,
+    };
+    Variant::new("attention", &[c as u32, b::WINDOW_TOKENS / qpi, qpi])
+}
+
 /// Chooses the path: cooperative matrix where the device offers it, unless TESSEL_VK_COOPMAT=0.
 pub fn choose_path(shared: &DeviceShared) -> NetPath {
     if std::env::var("TESSEL_VK_COOPMAT").is_ok_and(|v| v == "0") {
@@ -352,7 +363,7 @@ impl Model {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
-            p.build(&Variant::new("attention", &[c as u32]))?;
+            p.build(&attention_variant(c))?;
         }
         for l in layers.all() {
             p.build(&l.variant(pe))?;
