@@ -443,15 +443,18 @@ pub fn coop_rows() -> u32 {
 /// memory with 1 KiB to spare; None: the layer takes the scalar shader. 32 by default: a
 /// narrower chunk stages fewer weights, so a workgroup takes less shared memory, and on the H200
 /// the network ran 10 % faster with it than with 64 (5.95 against 6.59 ms at 4K, twice;
-/// docs/ENGINE.md); 16 was slower. `TESSEL_VK_COOP_COLS=16|32|64` sets the cap.
+/// docs/ENGINE.md); 16 was slower. `TESSEL_VK_COOP_COLS=16|32|64` sets the cap. The head layer
+/// takes 16 (`TESSEL_VK_COOP_HEAD_COLS=16|32|64`): its epilogue, the per-pixel head path, is its
+/// largest part, and a narrower chunk's smaller tiles let more workgroups run it at once.
 pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec) -> Option<u32> {
     if l.inp % 16 != 0 {
         return None;
     }
-    let cap = match std::env::var("TESSEL_VK_COOP_COLS").ok().and_then(|v| v.parse::<u32>().ok()) {
+    let setting = |name: &str, default: u32| match std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok()) {
         Some(c @ (16 | 32 | 64)) => c,
-        _ => b::COOP_COLS_DEFAULT,
+        _ => default,
     };
+    let cap = if l.mode == b::MODE_HEAD { setting("TESSEL_VK_COOP_HEAD_COLS", 16) } else { setting("TESSEL_VK_COOP_COLS", b::COOP_COLS_DEFAULT) };
     [64, 32, 16].into_iter().filter(|&c| c <= cap).find(|&c| l.coop_shared_bytes(c) + 1024 <= shared.caps.shared_memory)
 }
 
