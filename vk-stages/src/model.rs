@@ -455,7 +455,13 @@ pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec) -> Option<u32> {
         _ => default,
     };
     let cap = if l.mode == b::MODE_HEAD { setting("TESSEL_VK_COOP_HEAD_COLS", 16) } else { setting("TESSEL_VK_COOP_COLS", b::COOP_COLS_DEFAULT) };
-    [64, 32, 16].into_iter().filter(|&c| c <= cap).find(|&c| l.coop_shared_bytes(c) + 1024 <= shared.caps.shared_memory)
+    let fits: Vec<u32> = [64, 32, 16].into_iter().filter(|&c| c <= cap && l.coop_shared_bytes(c) + 1024 <= shared.caps.shared_memory).collect();
+    // A residual layer (proj, fc2) in chunks that divide its outputs where one fits: 48 outputs
+    // as three chunks of 16 instead of 32 and 16 (level 1's fc2 0.101 -> 0.077 ms, the shaders'
+    // network 5.68 -> 5.57 ms at 4K on the H200, BENCHMARKS.md, thirty-fifth session; for qkv
+    // and the merges the narrower chunks were slower). TESSEL_VK_COOP_EVEN=0: the widest.
+    let even = l.residual == 1 && !std::env::var("TESSEL_VK_COOP_EVEN").is_ok_and(|v| v == "0");
+    even.then(|| fits.iter().copied().find(|&c| l.out % c == 0)).flatten().or(fits.first().copied())
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P and whether the package
