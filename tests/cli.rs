@@ -357,7 +357,11 @@ fn soak_of_twenty_thousand_frames_keeps_rss_flat() {
     assert_eq!(r["nonfinite_frames"], 0);
     assert!(f64s(&r, "late_growth_kib") <= 1024.0 && f64s(&r, "growth_kib") <= 8192.0, "{r}");
     assert!(f64s(&r, "rss_kib_at_100") > 0.0 && f64s(&r, "median_gpu_frame_ms") > 0.0);
+    // The back-to-back pass after it: a GPU time of the same order as the soak's own frames.
+    let (spaced, resident) = (f64s(&r, "median_gpu_frame_ms"), f64s(&r, "resident_gpu_frame_ms"));
+    assert!(resident > 0.0 && resident < 10.0 * spaced && spaced < 10.0 * resident, "{r}");
     assert!(text.contains("after frame 100") && text.contains("after frame 20000"), "{text}");
+    assert!(text.contains("50 times back to back"), "{text}");
 }
 
 /// `bench --network cpu,vulkan`: the same frames through both; JSON with positive, finite

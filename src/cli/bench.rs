@@ -214,7 +214,7 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
 
 /// The resident pass of a GPU backend: `warmup` then `frames` back-to-back reruns of the last
 /// frame (None where the backend has none).
-fn resident(b: &mut dyn Backend, warmup: usize, frames: usize) -> Result<Option<ResidentBench>> {
+pub(crate) fn resident(b: &mut dyn Backend, warmup: usize, frames: usize) -> Result<Option<ResidentBench>> {
     let mut times = Vec::with_capacity(frames);
     for i in 0..warmup + frames {
         let Some(g) = b.rerun().with_context(|| format!("{}: resident frame {i}", b.name()))? else { return Ok(None) };
@@ -230,7 +230,7 @@ fn resident(b: &mut dyn Backend, warmup: usize, frames: usize) -> Result<Option<
 /// How many times slower the spaced frames were than the back-to-back ones, where that is more
 /// than 1.2x: more than run-to-run noise, the sign of a GPU that lowered its clocks while the
 /// host worked between frames.
-fn clock_gap(spaced: &Spread, resident: &Spread) -> Option<f64> {
+pub(crate) fn clock_gap(spaced: &Spread, resident: &Spread) -> Option<f64> {
     let ratio = spaced.median / resident.median;
     (resident.median > 0.0 && ratio > 1.2).then_some(ratio)
 }

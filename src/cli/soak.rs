@@ -19,7 +19,7 @@ use tessel_model::frame::FrameData;
 use tessel_model::sequence::Settings;
 
 use crate::cli::backend::{open_backend, Extras};
-use crate::cli::common::{find_model, median, progress, NetworkChoice};
+use crate::cli::common::{find_model, median, progress, NetworkChoice, Spread};
 use crate::scene::{Scene, SceneKind, SceneSpec};
 
 /// RSS is first sampled after this many frames (allocators and drivers have settled by then).
@@ -28,6 +28,9 @@ pub const FIRST_SAMPLE: usize = 100;
 const OUTPUT_EVERY: usize = 50;
 const INPUT_FRAMES: usize = 4;
 const TRACE_EVERY: usize = 500;
+/// Back-to-back reruns of the last frame after the soak (a GPU backend), after a fifth as many
+/// unmeasured.
+const RESIDENT_FRAMES: usize = 50;
 
 pub struct SoakOptions {
     pub network: NetworkChoice,
@@ -63,6 +66,11 @@ pub struct SoakReport {
     pub mean_wall_ms: f64,
     /// Median GPU time of the whole frame (timestamps), on a GPU backend.
     pub median_gpu_frame_ms: Option<f64>,
+    /// The same after the soak, the last frame run again back to back (RESIDENT_FRAMES, no host
+    /// work between them): the GPU at full clocks. The soak's own frames are spaced by the host's
+    /// scene upload and can run at lower clocks (BENCHMARKS.md, thirty-fifth session: 5.3 against
+    /// 1.1 ms at 4K on the H200).
+    pub resident_gpu_frame_ms: Option<f64>,
     pub nonfinite_frames: usize,
     pub pass: bool,
 }
@@ -116,6 +124,8 @@ pub fn soak(o: &SoakOptions) -> Result<SoakReport> {
     let (growth, late) = (end as i64 - rss100 as i64, end as i64 - half as i64);
     let grew = growth > o.max_growth_kib as i64 || late > o.max_late_growth_kib as i64;
     let gpu: Vec<f64> = gpu_ms.iter().copied().filter(|v| v.is_finite()).collect();
+    // After the RSS samples: reruns allocate nothing, but nothing after the end sample can count.
+    let resident = crate::cli::bench::resident(be.as_mut(), RESIDENT_FRAMES / 5, RESIDENT_FRAMES)?;
     let report = SoakReport {
         backend: be.name().to_string(),
         label: be.label().to_string(),
@@ -132,6 +142,7 @@ pub fn soak(o: &SoakOptions) -> Result<SoakReport> {
         rss_trace: trace,
         mean_wall_ms: wall / o.frames as f64,
         median_gpu_frame_ms: (!gpu.is_empty()).then(|| median(&gpu)),
+        resident_gpu_frame_ms: resident.map(|r| r.times.frame_ms.median),
         nonfinite_frames: nonfinite,
         pass: !grew && nonfinite == 0,
     };
@@ -169,4 +180,9 @@ fn print_report(r: &SoakReport) {
     );
     let gpu = r.median_gpu_frame_ms.map_or(String::new(), |g| format!(", GPU frame median {g:.3} ms"));
     say!("  {:.3} ms/frame wall{gpu}; non-finite frames: {}", r.mean_wall_ms, r.nonfinite_frames);
+    if let (Some(spaced), Some(resident)) = (r.median_gpu_frame_ms, r.resident_gpu_frame_ms) {
+        let gap = crate::cli::bench::clock_gap(&Spread { median: spaced, p99: spaced }, &Spread { median: resident, p99: resident });
+        let note = gap.map_or(String::new(), |x| format!(": the soak's frames took {x:.1}x, the GPU's clocks following its duty cycle between the host's frames"));
+        say!("  the last frame {RESIDENT_FRAMES} times back to back: GPU frame median {resident:.3} ms{note}");
+    }
 }
