@@ -51,6 +51,9 @@ struct Bench<'a> {
     kept: Vec<DeviceBuffer>,
 }
 
+/// One kernel launch to check: the function, its grid and its workgroup.
+type Launch<'a> = (&'a Function, (u32, u32, u32), (u32, u32, u32));
+
 impl Bench<'_> {
     fn upload(&mut self, bytes: Vec<u8>) -> Result<u64> {
         let b = DeviceBuffer::alloc(self.ctx, bytes.len())?;
@@ -60,9 +63,9 @@ impl Bench<'_> {
         Ok(p)
     }
 
-    /// Runs `f` once per argument struct (each writing its own output of `halves` f16 values) and
-    /// returns the outputs.
-    fn run<A: Copy>(&mut self, launches: &[(&Function, (u32, u32, u32), (u32, u32, u32))], args: impl Fn(u64) -> A, halves: usize) -> Result<Vec<Vec<f32>>> {
+    /// Runs each launch once with its own argument struct (each writing its own output of `halves`
+    /// f16 values) and returns the outputs.
+    fn run<A: Copy>(&mut self, launches: &[Launch], args: impl Fn(u64) -> A, halves: usize) -> Result<Vec<Vec<f32>>> {
         let mut out = Vec::new();
         for (f, grid, block) in launches {
             let y = DeviceBuffer::alloc(self.ctx, halves * 2)?;
