@@ -19,7 +19,7 @@ use tessel_model::frame::FrameData;
 use tessel_model::sequence::Settings;
 
 use crate::cli::backend::{open_backend, Extras};
-use crate::cli::common::{find_model, median, progress, NetworkChoice, Spread};
+use crate::cli::common::{find_model, median, progress, NetworkChoice};
 use crate::scene::{Scene, SceneKind, SceneSpec};
 
 /// RSS is first sampled after this many frames (allocators and drivers have settled by then).
@@ -181,7 +181,7 @@ fn print_report(r: &SoakReport) {
     let gpu = r.median_gpu_frame_ms.map_or(String::new(), |g| format!(", GPU frame median {g:.3} ms"));
     say!("  {:.3} ms/frame wall{gpu}; non-finite frames: {}", r.mean_wall_ms, r.nonfinite_frames);
     if let (Some(spaced), Some(resident)) = (r.median_gpu_frame_ms, r.resident_gpu_frame_ms) {
-        let gap = crate::cli::bench::clock_gap(&Spread { median: spaced, p99: spaced }, &Spread { median: resident, p99: resident });
+        let gap = crate::cli::bench::clock_gap(spaced, resident);
         let note = gap.map_or(String::new(), |x| format!(": the soak's frames took {x:.1}x, the GPU's clocks following its duty cycle between the host's frames"));
         say!("  the last frame {RESIDENT_FRAMES} times back to back: GPU frame median {resident:.3} ms{note}");
     }
