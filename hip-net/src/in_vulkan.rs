@@ -8,23 +8,27 @@
 
 use std::collections::HashMap;
 
-use tessel_model::config::PHASES;
+use tessel_model::config::{NetworkConfig, PHASES};
 use tessel_model::package::ModelPackage;
 use vk_stages::native::{NativeKernel, NativeLaunch, NativeNetwork};
 use vk_stages::{DeviceShared, Engine};
 
-use crate::module::{code_object_for, require_kernels};
+use crate::module::{code_object_for, require_kernels, wgmma_object};
 use crate::network::matrix_choice;
 use crate::platform::{match_uuid, Prefer, Runtime};
 
-/// The code object and matrix-core path the native network would run with inside a command
-/// buffer on `shared`, or why it cannot, in a few words: the kill switch, no
+/// The code object and matrix-core path the native network of `cfg` would run with inside a
+/// command buffer on `shared`, or why it cannot, in a few words: the kill switch, no
 /// VK_NVX_binary_import, no CUDA driver to tell the architecture, no matrix-core kernels for it.
-/// Only enumerates devices: no context is created. Always the architecture's plain object, never
-/// sm_90a: inside a Vulkan command buffer its blocks, which keep their weights in shared memory
-/// (25-45 KiB a workgroup), took the network from 0.69 to 1.26 ms at 4K on the H200
-/// (BENCHMARKS.md, fourteenth session), while through the CUDA driver they made it faster.
-pub fn target(shared: &DeviceShared) -> Result<(&'static tessel_kernels::CodeObject, tessel_kernels::Matrix), String> {
+/// Only enumerates devices: no context is created.
+///
+/// The sm_90a object (warpgroup products, weights in 10-45 KiB of shared memory a workgroup) is
+/// taken where [`wgmma_object`] allows it and the engine submits to a compute-only queue family:
+/// there it runs the network in 0.59 ms at 4K on the H200 against the sm_90 object's 0.64, while
+/// on the graphics family, whose kernels get a small share of the SM's shared memory, it took
+/// 1.26 ms against 0.65 (BENCHMARKS.md, fourteenth and thirty-sixth sessions).
+/// `TESSEL_HIP_WGMMA=0` keeps the sm_90 object.
+pub fn target(shared: &DeviceShared, cfg: &NetworkConfig) -> Result<Target, String> {
     if std::env::var("TESSEL_VK_NATIVE").is_ok_and(|v| v == "0") {
         return Err("off: TESSEL_VK_NATIVE=0".into());
     }
@@ -37,20 +41,34 @@ pub fn target(shared: &DeviceShared) -> Result<(&'static tessel_kernels::CodeObj
     let devices = rt.devices().map_err(|e| one(&e))?;
     let ordinal = match_uuid(&devices, caps.uuid).map_err(|e| one(&e))?;
     let arch = &devices.iter().find(|d| d.ordinal == ordinal).ok_or("the matched device is not in the driver's list")?.arch;
-    let object = code_object_for(arch).map_err(|e| one(&e))?;
+    let plain = code_object_for(arch).map_err(|e| one(&e))?;
+    let (object, wgmma) = match wgmma_object(arch, cfg) {
+        Ok(o) if caps.queue.is_some_and(|q| q.compute_only) => (o, None),
+        Ok(_) => (plain, Some("sm_90a not taken: the queue family has graphics, where its shared memory halves its occupancy".to_string())),
+        Err(why) if arch == "sm_90" => (plain, Some(format!("sm_90a {why}"))),
+        Err(_) => (plain, None),
+    };
     let matrix = matrix_choice(object.target).map_err(|why| format!("matrix kernels {why} ({arch})"))?;
     if !matrix.fuses_blocks() {
         return Err(format!("{} runs on the HIP stream only; inside the command buffer the fused blocks run or nothing", matrix.describe()));
     }
-    Ok((object, matrix))
+    Ok(Target { object, matrix, wgmma })
+}
+
+/// What [`target`] chose.
+pub struct Target {
+    pub object: &'static tessel_kernels::CodeObject,
+    pub matrix: tessel_kernels::Matrix,
+    /// Why a device of compute capability 9.0 runs the plain sm_90 object; None otherwise.
+    pub wgmma: Option<String>,
 }
 
 /// Builds the native network for `engine`'s buffers and installs it; returns the start-up
 /// line's words ("fused mma.sync m16n8k16 kernels, sm_90 PTX, 8 launches, streams f16 at levels 0-2"),
 /// or why not.
 pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String> {
-    let (object, matrix) = target(&engine.model.shared)?;
     let cfg = &pkg.config;
+    let Target { object, matrix, wgmma } = target(&engine.model.shared, cfg)?;
     let (blob, offsets) = crate::weights::device_blob(pkg);
     let names: Vec<&str> = object.kernels.iter().map(|k| k.name).collect();
     let needed = tessel_kernels::kernels_for(object.target);
@@ -74,7 +92,8 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     }
     let mut native = NativeNetwork::new(shared, object.bytes, &kernels, weights).map_err(|e| e.to_string())?;
     let pulled = crate::plan::pull_words(crate::plan::pulls(&plan));
-    let describe = format!("fused {} kernels, {} PTX, {} launches, {stream}, {pulled}, {hints}", matrix.describe(), object.target, plan.len());
+    let wgmma = wgmma.map(|w| format!(" ({w})")).unwrap_or_default();
+    let describe = format!("fused {} kernels, {} PTX{wgmma}, {} launches, {stream}, {pulled}, {hints}", matrix.describe(), object.target, plan.len());
     let launches = plan
         .iter()
         .map(|l| NativeLaunch { label: l.label.clone(), kernel: l.kernel.to_string(), grid: l.grid, block: l.block, args: (0..PHASES).map(|p| l.arg_bytes(p)).collect(), cost: l.cost })

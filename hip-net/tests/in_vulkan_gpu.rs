@@ -35,7 +35,7 @@ fn runners(pkg: &ModelPackage, settings: &Settings, render: (usize, usize), out:
             return None;
         }
     };
-    if let Err(why) = hip_net::in_vulkan::target(&shared) {
+    if let Err(why) = hip_net::in_vulkan::target(&shared, &pkg.config) {
         println!("skipped: no native kernels in a Vulkan command buffer ({why})");
         return None;
     }

@@ -201,8 +201,8 @@ pub fn open_backend(
             // Vulkan shaders. It says why either way; a hip that fails to open falls back to
             // Vulkan, saying why.
             let vk = vulkan_device().map_err(anyhow::Error::msg).and_then(|s| {
-                let why = match hip_net::in_vulkan::target(&s) {
-                    Ok((_, m)) => return Ok(Box::new(open_vulkan(&s, pkg, settings, capacity, output, &format!("auto -> (native {} kernels in the Vulkan command buffer: the faster network, no handoff) ", m.describe()))?) as Box<dyn Backend>),
+                let why = match hip_net::in_vulkan::target(&s, &pkg.config) {
+                    Ok(hip_net::in_vulkan::Target { matrix: m, .. }) => return Ok(Box::new(open_vulkan(&s, pkg, settings, capacity, output, &format!("auto -> (native {} kernels in the Vulkan command buffer: the faster network, no handoff) ", m.describe()))?) as Box<dyn Backend>),
                     Err(no) => no,
                 };
                 let why = match crate::cli::hip::matrix_for(&s, &pkg.config) {

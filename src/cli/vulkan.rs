@@ -31,12 +31,13 @@ pub fn device_line(c: &Caps, path: &NetPath) -> String {
         NetPath::Scalar { why } => format!("not used (scalar path: {why})"),
     };
     format!(
-        "{} ({}): f16 storage {}, f16 math {}, subgroup {}, cooperative matrix: {coop}, sync: single command buffer",
+        "{} ({}): f16 storage {}, f16 math {}, subgroup {}, cooperative matrix: {coop}, sync: single command buffer, {}",
         c.name,
         c.driver,
         yes(c.storage_16bit),
         yes(c.f16_arithmetic),
-        c.subgroup_size
+        c.subgroup_size,
+        c.queue.map(|q| q.describe()).unwrap_or_default()
     )
 }
 

@@ -35,6 +35,52 @@ pub struct Caps {
     pub binary_import: bool,
     pub timestamp_period_ns: f32,
     pub timestamps: bool,
+    /// The queue family the engine submits to ([`pick_queue_family`]); None: no compute queue.
+    pub queue: Option<QueueChoice>,
+}
+
+/// A queue family the engine can submit its compute work to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueChoice {
+    pub family: u32,
+    /// The family has no graphics: a dedicated compute queue.
+    pub compute_only: bool,
+    pub timestamp_bits: u32,
+}
+
+/// The queue family for the engine: one with compute and no graphics where the device has one,
+/// else the first with compute (also when `prefer_compute_only` is false,
+/// `TESSEL_VK_COMPUTE_QUEUE=0`). The engine records compute work and copies only. On the H200 a
+/// compute-only family runs kernels with more shared memory at their full occupancy, where the
+/// graphics family's share of the SM halves it: the shaders' network 5.55 -> 4.26 ms at 4K,
+/// native kernels with 16 KiB more shared memory a workgroup 1.18 ms against 0.66 there and 0.66
+/// against 0.64 here (BENCHMARKS.md, thirty-sixth session).
+pub fn pick_queue_family(families: &[vk::QueueFamilyProperties], prefer_compute_only: bool) -> Option<QueueChoice> {
+    let compute = |q: &vk::QueueFamilyProperties| q.queue_flags.contains(vk::QueueFlags::COMPUTE) && q.queue_count > 0;
+    let dedicated = |q: &vk::QueueFamilyProperties| compute(q) && !q.queue_flags.contains(vk::QueueFlags::GRAPHICS);
+    let index = families.iter().position(|q| prefer_compute_only && dedicated(q)).or_else(|| families.iter().position(compute))?;
+    let q = &families[index];
+    Some(QueueChoice { family: index as u32, compute_only: dedicated(q), timestamp_bits: q.timestamp_valid_bits })
+}
+
+/// `TESSEL_VK_COMPUTE_QUEUE=0` keeps the first compute family (with graphics, where the device
+/// lists it first) instead of a compute-only one.
+pub fn prefer_compute_only_queue() -> bool {
+    !std::env::var("TESSEL_VK_COMPUTE_QUEUE").is_ok_and(|v| v == "0")
+}
+
+impl QueueChoice {
+    /// "queue family 2 (compute only)" for the start-up line.
+    pub fn describe(&self) -> String {
+        let what = if self.compute_only {
+            "compute only; TESSEL_VK_COMPUTE_QUEUE=0 for the first"
+        } else if prefer_compute_only_queue() {
+            "with graphics: the device has no compute-only family"
+        } else {
+            "with graphics: TESSEL_VK_COMPUTE_QUEUE=0"
+        };
+        format!("queue family {} ({what})", self.family)
+    }
 }
 
 /// Shared memory the scalar network path needs per workgroup (attention: K, V and the bias).
@@ -44,7 +90,7 @@ impl Caps {
     /// The one-line summary printed at start-up and by `tessel info`.
     pub fn summary(&self) -> String {
         format!(
-            "{} ({}; Vulkan {}.{}.{}): f16 storage {}, f16 math {}, subgroup {}, shared memory {} KiB, cooperative matrix {}, exportable memory {}, external semaphores {}, CUDA modules (VK_NVX_binary_import) {}",
+            "{} ({}; Vulkan {}.{}.{}): f16 storage {}, f16 math {}, subgroup {}, shared memory {} KiB, cooperative matrix {}, exportable memory {}, external semaphores {}, CUDA modules (VK_NVX_binary_import) {}, {}",
             self.name,
             self.driver,
             self.api.0,
@@ -58,6 +104,7 @@ impl Caps {
             yes(self.external_memory_fd),
             yes(self.external_semaphore_fd),
             yes(self.binary_import),
+            self.queue.map(|q| q.describe()).unwrap_or_else(|| "no compute queue".into()),
         )
     }
 
@@ -164,7 +211,8 @@ fn query_caps(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevi
         let coopmat_ext = has_ext(&exts, ash::khr::cooperative_matrix::NAME);
         let coopmat_f16_16 = coopmat_ext && coopmat_f16_16(entry, instance, pd);
         let qf = instance.get_physical_device_queue_family_properties(pd);
-        let ts_bits = qf.iter().find(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE)).map(|q| q.timestamp_valid_bits).unwrap_or(0);
+        let queue = pick_queue_family(&qf, prefer_compute_only_queue());
+        let ts_bits = queue.map(|q| q.timestamp_bits).unwrap_or(0);
         let driver = format!("{} {}", cstr(&drv.driver_name), cstr(&drv.driver_info)).trim().to_string();
         Caps {
             name: cstr(&p.device_name),
@@ -187,6 +235,7 @@ fn query_caps(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevi
             binary_import: has_ext(&exts, ash::nvx::binary_import::NAME),
             timestamp_period_ns: p.limits.timestamp_period,
             timestamps: ts_bits > 0 && p.limits.timestamp_compute_and_graphics == vk::TRUE,
+            queue,
         }
     }
 }
@@ -272,11 +321,7 @@ impl DeviceShared {
             }
             return Err(VkError::NoDevice(why.join("; ")));
         };
-        let qf = unsafe { instance.get_physical_device_queue_family_properties(pd) };
-        let queue_family = qf
-            .iter()
-            .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
-            .ok_or_else(|| VkError::MissingFeature { device: caps.name.clone(), feature: "a compute queue".into() })? as u32;
+        let queue_family = caps.queue.ok_or_else(|| VkError::MissingFeature { device: caps.name.clone(), feature: "a compute queue".into() })?.family;
         let mut ext_names = vec![];
         if caps.external_memory_fd {
             ext_names.push(ash::khr::external_memory_fd::NAME.as_ptr());
@@ -363,7 +408,28 @@ mod tests {
             binary_import: false,
             timestamp_period_ns: 1.0,
             timestamps: true,
+            queue: Some(QueueChoice { family: 0, compute_only: false, timestamp_bits: 64 }),
         }
+    }
+
+    fn family(flags: vk::QueueFlags, count: u32, bits: u32) -> vk::QueueFamilyProperties {
+        vk::QueueFamilyProperties { queue_flags: flags, queue_count: count, timestamp_valid_bits: bits, ..Default::default() }
+    }
+
+    #[test]
+    fn the_engine_takes_a_compute_only_queue_family_where_one_exists() {
+        use vk::QueueFlags as F;
+        // NVIDIA's order: graphics + compute, transfer, compute only.
+        let nv = [family(F::GRAPHICS | F::COMPUTE | F::TRANSFER, 16, 64), family(F::TRANSFER, 2, 64), family(F::COMPUTE | F::TRANSFER, 8, 64)];
+        assert_eq!(pick_queue_family(&nv, true), Some(QueueChoice { family: 2, compute_only: true, timestamp_bits: 64 }));
+        assert_eq!(pick_queue_family(&nv, false), Some(QueueChoice { family: 0, compute_only: false, timestamp_bits: 64 }));
+        // lavapipe: one family with everything.
+        let one = [family(F::GRAPHICS | F::COMPUTE | F::TRANSFER, 1, 64)];
+        assert_eq!(pick_queue_family(&one, true), Some(QueueChoice { family: 0, compute_only: false, timestamp_bits: 64 }));
+        // A compute-only family listing no queues is not one; no compute at all is None.
+        let empty = [family(F::GRAPHICS | F::COMPUTE, 1, 48), family(F::COMPUTE, 0, 64)];
+        assert_eq!(pick_queue_family(&empty, true), Some(QueueChoice { family: 0, compute_only: false, timestamp_bits: 48 }));
+        assert_eq!(pick_queue_family(&[family(F::TRANSFER, 1, 64)], true), None);
     }
 
     #[test]
