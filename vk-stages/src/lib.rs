@@ -21,6 +21,7 @@ pub mod params;
 pub mod pipelines;
 pub mod plan;
 pub mod runner;
+pub mod tiles;
 
 pub use device::{Caps, DeviceShared};
 pub use engine::{Engine, FrameInput};

@@ -13,6 +13,7 @@ use crate::device::DeviceShared;
 use crate::error::{Check, Result, VkError};
 use crate::memory::Buffer;
 use crate::pipelines::{Pipelines, Variant};
+use crate::tiles::NetTiles;
 
 /// Which linear-layer variant (docs: shaders/linear.comp).
 #[derive(Clone, Copy, Debug)]
@@ -26,21 +27,23 @@ pub struct LinearSpec {
     pub out_f16: u32,
     /// A LayerNorm of the input rows first (its tensors named by the plan).
     pub ln: u32,
+    /// The level whose tokens the dispatch runs over (a merge and an expansion: the coarser).
+    pub level: u32,
 }
 
 impl LinearSpec {
     pub fn plain(inp: usize, out: usize) -> LinearSpec {
-        LinearSpec { inp: inp as u32, out: out as u32, act: 0, mode: b::MODE_PLAIN, residual: 0, in_f16: 0, out_f16: 0, ln: 0 }
+        LinearSpec { inp: inp as u32, out: out as u32, act: 0, mode: b::MODE_PLAIN, residual: 0, in_f16: 0, out_f16: 0, ln: 0, level: 0 }
     }
     pub fn variant(&self, p: u32) -> Variant {
-        Variant::new("linear", &self.spec(p, b::COOP_COLS))
+        Variant::new("linear", &self.spec(p, b::COOP_ROWS, b::COOP_COLS))
     }
-    /// The cooperative-matrix variant with `cols` outputs per chunk.
-    pub fn coop_variant(&self, p: u32, cols: u32) -> Variant {
-        Variant::new("linear_coop", &self.spec(p, cols))
+    /// The cooperative-matrix variant with `rows` tokens a workgroup and `cols` outputs per chunk
+    /// (`NetTiles`).
+    pub fn coop_variant(&self, p: u32, rows: u32, cols: u32) -> Variant {
+        Variant::new("linear_coop", &self.spec(p, rows, cols))
     }
-    fn spec(&self, p: u32, cols: u32) -> [u32; 13] {
-        let rows = coop_rows();
+    fn spec(&self, p: u32, rows: u32, cols: u32) -> [u32; 13] {
         [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols, rows, 2 * rows]
     }
     /// Row width of the cooperative-matrix shader's f32 staging tile.
@@ -51,9 +54,9 @@ impl LinearSpec {
             cols
         }
     }
-    /// Shared memory the cooperative-matrix shader needs with `cols` outputs per chunk.
-    pub fn coop_shared_bytes(&self, cols: u32) -> u32 {
-        let rows = coop_rows();
+    /// Shared memory the cooperative-matrix shader needs with `rows` tokens and `cols` outputs
+    /// per chunk.
+    pub fn coop_shared_bytes(&self, rows: u32, cols: u32) -> u32 {
         let pixel_head = if self.mode == b::MODE_HEAD { (b::HEAD_CHANNELS * (b::FEATURES + 1)) * 4 } else { 0 };
         rows * self.inp * 2 + cols * self.inp * 2 + rows * self.stage(cols) * 4 + (rows + 2 * rows) * 8 + pixel_head
     }
@@ -83,12 +86,12 @@ impl Layers {
         Layers {
             embed: LinearSpec { in_f16: 1, ..LinearSpec::plain(cfg.token_channels(), c[0]) },
             head: LinearSpec { mode: b::MODE_HEAD, out_f16: 1, ln: 1, ..LinearSpec::plain(c[0], cfg.head_token_channels()) },
-            qkv: c.iter().map(|&c| LinearSpec { ln: 1, out_f16: 1, ..LinearSpec::plain(c, 3 * c) }).collect(),
-            proj: c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, ..LinearSpec::plain(c, c) }).collect(),
-            fc1: c.iter().map(|&c| LinearSpec { act: 1, ln: 1, out_f16: 1, ..LinearSpec::plain(c, m * c) }).collect(),
-            fc2: c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, ..LinearSpec::plain(m * c, c) }).collect(),
-            merge: (1..lv).map(|l| LinearSpec { mode: b::MODE_MERGE, ..LinearSpec::plain(4 * c[l - 1], c[l]) }).collect(),
-            expand: (1..lv).map(|l| LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..LinearSpec::plain(c[l], 4 * c[l - 1]) }).collect(),
+            qkv: at_levels(c.iter().map(|&c| LinearSpec { ln: 1, out_f16: 1, ..LinearSpec::plain(c, 3 * c) }), 0),
+            proj: at_levels(c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, ..LinearSpec::plain(c, c) }), 0),
+            fc1: at_levels(c.iter().map(|&c| LinearSpec { act: 1, ln: 1, out_f16: 1, ..LinearSpec::plain(c, m * c) }), 0),
+            fc2: at_levels(c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, ..LinearSpec::plain(m * c, c) }), 0),
+            merge: at_levels((1..lv).map(|l| LinearSpec { mode: b::MODE_MERGE, ..LinearSpec::plain(4 * c[l - 1], c[l]) }), 1),
+            expand: at_levels((1..lv).map(|l| LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..LinearSpec::plain(c[l], 4 * c[l - 1]) }), 1),
         }
     }
 
@@ -99,6 +102,12 @@ impl Layers {
         }
         v
     }
+}
+
+/// The specs of consecutive levels from `first` on (a merge and an expansion run over the
+/// coarser level's tokens).
+fn at_levels(specs: impl Iterator<Item = LinearSpec>, first: u32) -> Vec<LinearSpec> {
+    specs.enumerate().map(|(i, l)| LinearSpec { level: first + i as u32, ..l }).collect()
 }
 
 /// Checks that the shaders can run a config; names the field that they cannot.
@@ -144,17 +153,6 @@ impl NetPath {
     }
 }
 
-/// The unfused blocks' attention (attention.comp) at width `c`: each invocation two queries of the
-/// window, so that every key and value it reads from shared memory serves both
-/// (`TESSEL_VK_ATTENTION_QPI=1`: one, in a workgroup of 64). The same arithmetic per query.
-pub fn attention_variant(c: usize) -> Variant {
-    let qpi = match std::env::var("TESSEL_VK_ATTENTION_QPI").as_deref() {
-        Ok("1") => 1,
-        _ => 2,
-    };
-    Variant::new("attention", &[c as u32, b::WINDOW_TOKENS / qpi, qpi])
-}
-
 /// Chooses the path: cooperative matrix where the device offers it, unless TESSEL_VK_COOPMAT=0.
 pub fn choose_path(shared: &DeviceShared) -> NetPath {
     if std::env::var("TESSEL_VK_COOPMAT").is_ok_and(|v| v == "0") {
@@ -182,6 +180,8 @@ pub struct Model {
     pub input_spec: Vec<u32>,
     /// The per-pixel stages' fast paths its pipelines were built with.
     pub pixel_paths: PixelPaths,
+    /// The shaders' network tiles its pipelines were built with.
+    pub tiles: NetTiles,
 }
 
 impl Model {
@@ -312,12 +312,15 @@ pub fn submit_once(shared: &DeviceShared, f: impl FnOnce(vk::CommandBuffer)) -> 
 impl Model {
     /// Uploads a package and builds its pipelines. Refuses a config the shaders cannot take.
     pub fn new(shared: &Arc<DeviceShared>, pkg: &ModelPackage) -> Result<Arc<Model>> {
-        let paths = PixelPaths::from_env().map_err(|(field, msg)| VkError::Config { model: pkg.name.clone(), field, msg })?;
-        Self::with_paths(shared, pkg, paths)
+        let env = |(field, msg)| VkError::Config { model: pkg.name.clone(), field, msg };
+        let paths = PixelPaths::from_env().map_err(env)?;
+        let tiles = NetTiles::from_env().map_err(env)?;
+        Self::with_paths(shared, pkg, paths, tiles)
     }
 
-    /// `new` with the per-pixel stages' paths given instead of read from the environment.
-    pub fn with_paths(shared: &Arc<DeviceShared>, pkg: &ModelPackage, pixel_paths: PixelPaths) -> Result<Arc<Model>> {
+    /// `new` with the per-pixel stages' paths and the network's tiles given instead of read from
+    /// the environment.
+    pub fn with_paths(shared: &Arc<DeviceShared>, pkg: &ModelPackage, pixel_paths: PixelPaths, tiles: NetTiles) -> Result<Arc<Model>> {
         check_config(&pkg.name, &pkg.config)?;
         let (blob, offsets) = pkg.device_blob();
         let weights = crate::memory::upload(shared, "weights", &blob)?;
@@ -325,11 +328,11 @@ impl Model {
         let path = choose_path(shared);
         let mut pipelines = Pipelines::new(shared)?;
         let input_spec = input_spec(pkg, pixel_paths);
-        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec)?;
+        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, &tiles)?;
         if path == NetPath::CoopMat {
             for l in layers.all() {
-                if let Some(cols) = coop_cols(shared, &l) {
-                    pipelines.build(&l.coop_variant(pkg.config.pixel_embed as u32, cols))?;
+                if let Some(cols) = tiles.cols(shared.caps.shared_memory, &l) {
+                    pipelines.build(&l.coop_variant(pkg.config.pixel_embed as u32, tiles.rows(&l), cols))?;
                 }
             }
         }
@@ -354,16 +357,17 @@ impl Model {
             pipelines,
             input_spec,
             pixel_paths,
+            tiles,
         }))
     }
 
-    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32]) -> Result<()> {
+    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32], tiles: &NetTiles) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
         for v in fixed_variants(input_spec, cfg.accumulate) {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
-            p.build(&attention_variant(c))?;
+            p.build(&tiles.attention(c))?;
         }
         for l in layers.all() {
             p.build(&l.variant(pe))?;
@@ -374,10 +378,10 @@ impl Model {
     /// The pipeline variant and workgroup counts of a linear layer over `tokens` tokens.
     pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
         let p = self.config.pixel_embed as u32;
-        if let (NetPath::CoopMat, Some(cols)) = (&self.path, coop_cols(&self.shared, l)) {
-            // One workgroup per 64 tokens; it loops over the output chunks itself.
-            let groups = ((tokens as u32).div_ceil(coop_rows()), 1, 1);
-            (l.coop_variant(p, cols), groups)
+        if let (NetPath::CoopMat, Some(cols)) = (&self.path, self.tiles.cols(self.shared.caps.shared_memory, l)) {
+            // One workgroup per `rows` tokens; it loops over the output chunks itself.
+            let rows = self.tiles.rows(l);
+            (l.coop_variant(p, rows, cols), ((tokens as u32).div_ceil(rows), 1, 1))
         } else {
             ((l.variant(p)), ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1))
         }
@@ -428,40 +432,6 @@ pub fn fused_levels(shared: &DeviceShared, cfg: &NetworkConfig, path: &NetPath) 
             _ => None,
         })
         .collect()
-}
-
-/// Tokens per workgroup of the cooperative-matrix linear shader: TESSEL_VK_COOP_ROWS (32, 64 or
-/// 128; a tuning knob), else 64.
-pub fn coop_rows() -> u32 {
-    match std::env::var("TESSEL_VK_COOP_ROWS").ok().and_then(|v| v.parse::<u32>().ok()) {
-        Some(r @ (32 | 64 | 128)) => r,
-        _ => b::COOP_ROWS,
-    }
-}
-
-/// The widest output chunk, up to 32, whose cooperative-matrix tiles fit the device's shared
-/// memory with 1 KiB to spare; None: the layer takes the scalar shader. 32 by default: a
-/// narrower chunk stages fewer weights, so a workgroup takes less shared memory, and on the H200
-/// the network ran 10 % faster with it than with 64 (5.95 against 6.59 ms at 4K, twice;
-/// docs/ENGINE.md); 16 was slower. `TESSEL_VK_COOP_COLS=16|32|64` sets the cap. The head layer
-/// takes 16 (`TESSEL_VK_COOP_HEAD_COLS=16|32|64`): its epilogue, the per-pixel head path, is its
-/// largest part, and a narrower chunk's smaller tiles let more workgroups run it at once.
-pub fn coop_cols(shared: &DeviceShared, l: &LinearSpec) -> Option<u32> {
-    if l.inp % 16 != 0 {
-        return None;
-    }
-    let setting = |name: &str, default: u32| match std::env::var(name).ok().and_then(|v| v.parse::<u32>().ok()) {
-        Some(c @ (16 | 32 | 64)) => c,
-        _ => default,
-    };
-    let cap = if l.mode == b::MODE_HEAD { setting("TESSEL_VK_COOP_HEAD_COLS", 16) } else { setting("TESSEL_VK_COOP_COLS", b::COOP_COLS_DEFAULT) };
-    let fits: Vec<u32> = [64, 32, 16].into_iter().filter(|&c| c <= cap && l.coop_shared_bytes(c) + 1024 <= shared.caps.shared_memory).collect();
-    // A residual layer (proj, fc2) in chunks that divide its outputs where one fits: 48 outputs
-    // as three chunks of 16 instead of 32 and 16 (level 1's fc2 0.101 -> 0.077 ms, the shaders'
-    // network 5.68 -> 5.57 ms at 4K on the H200, BENCHMARKS.md, thirty-fifth session; for qkv
-    // and the merges the narrower chunks were slower). TESSEL_VK_COOP_EVEN=0: the widest.
-    let even = l.residual == 1 && !std::env::var("TESSEL_VK_COOP_EVEN").is_ok_and(|v| v == "0");
-    even.then(|| fits.iter().copied().find(|&c| l.out % c == 0)).flatten().or(fits.first().copied())
 }
 
 /// Pipelines that do not depend on the network's widths (beyond P and whether the package

@@ -186,7 +186,7 @@ fn the_streamed_input_stage_gives_the_whole_neighbourhood_s_tokens() {
     let runner = |stream: bool| {
         // The whole neighbourhood in the old 8x8 workgroups, the streamed one in others.
         let paths = PixelPaths { input_stream: stream, input_wg: if stream { (32, 4) } else { (8, 8) } };
-        let model = Model::with_paths(&shared, &pkg, paths).unwrap();
+        let model = Model::with_paths(&shared, &pkg, paths, vk_stages::tiles::NetTiles::default()).unwrap();
         let mut r = Runner::new(&model, Settings::default(), (24, 16), (48, 32)).unwrap();
         r.read = ReadBack { tokens: true, head: false, history: true };
         r

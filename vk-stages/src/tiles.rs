@@ -1,0 +1,151 @@
+//! How the shaders' network splits its work: the cooperative-matrix linear shader's tile per
+//! layer (tokens a workgroup takes, the widest output chunk it stages in shared memory) and the
+//! queries an attention invocation takes. Chosen per layer from its role and level when the model
+//! loads; the environment is read once (`NetTiles::from_env`), as `PixelPaths` is.
+//!
+//! The defaults come from per-dispatch surveys on the H200 (BENCHMARKS.md, thirty-fifth and
+//! thirty-sixth sessions; docs/ENGINE.md): no one setting wins every layer.
+
+use crate::bindings as b;
+use crate::model::LinearSpec;
+use crate::pipelines::Variant;
+
+/// The tile settings; `None` is the per-layer default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetTiles {
+    /// `TESSEL_VK_COOP_ROWS=32|64|128`: every layer's rows. Default: 32 over level 0's tokens,
+    /// where the most workgroups run, 64 below (level 0's embedding 0.213 -> 0.184 ms at 4K with
+    /// 32, level 2's qkv 0.085 -> 0.105: thirty-sixth session).
+    pub rows: Option<u32>,
+    /// `TESSEL_VK_COOP_COLS=16|32|64`: every layer's widest chunk but the head's. Default: 64
+    /// for the expansions (expand2 0.069 -> 0.049 ms, expand1 0.086 -> 0.072), 32 elsewhere.
+    pub cols: Option<u32>,
+    /// `TESSEL_VK_COOP_HEAD_COLS=16|32|64`, default 32: the head's widest chunk.
+    pub head_cols: u32,
+    /// `TESSEL_VK_COOP_EVEN=0`: residual layers take the widest chunk instead of one that
+    /// divides their outputs.
+    pub even: bool,
+    /// `TESSEL_VK_ATTENTION_QPI=1|2`, default 2: queries an attention invocation takes.
+    pub attention_qpi: u32,
+}
+
+impl Default for NetTiles {
+    fn default() -> Self {
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 2 }
+    }
+}
+
+/// `name`'s value when it is one of `allowed`; an error naming the variable otherwise.
+fn setting(name: &str, allowed: &[u32]) -> std::result::Result<Option<u32>, (String, String)> {
+    choice(name, std::env::var(name).ok().as_deref(), allowed)
+}
+
+fn choice(name: &str, value: Option<&str>, allowed: &[u32]) -> std::result::Result<Option<u32>, (String, String)> {
+    let Some(v) = value else { return Ok(None) };
+    match v.trim().parse::<u32>() {
+        Ok(n) if allowed.contains(&n) => Ok(Some(n)),
+        _ => Err((name.to_string(), format!("'{v}': expected one of {allowed:?}"))),
+    }
+}
+
+impl NetTiles {
+    /// The settings from the environment: a value outside a variable's choices is an error naming
+    /// the variable (the field) and what it takes.
+    pub fn from_env() -> std::result::Result<Self, (String, String)> {
+        let d = NetTiles::default();
+        Ok(NetTiles {
+            rows: setting("TESSEL_VK_COOP_ROWS", &[32, 64, 128])?,
+            cols: setting("TESSEL_VK_COOP_COLS", &[16, 32, 64])?,
+            head_cols: setting("TESSEL_VK_COOP_HEAD_COLS", &[16, 32, 64])?.unwrap_or(d.head_cols),
+            even: setting("TESSEL_VK_COOP_EVEN", &[0, 1])? != Some(0),
+            attention_qpi: setting("TESSEL_VK_ATTENTION_QPI", &[1, 2])?.unwrap_or(d.attention_qpi),
+        })
+    }
+
+    /// Tokens a workgroup of the cooperative-matrix shader takes for layer `l`.
+    pub fn rows(&self, l: &LinearSpec) -> u32 {
+        self.rows.unwrap_or(if l.level == 0 { 32 } else { b::COOP_ROWS })
+    }
+
+    /// The output chunk of layer `l` on a device with `shared_memory` bytes a workgroup: the
+    /// widest up to the layer's cap whose tiles fit with 1 KiB to spare, or for a residual layer
+    /// (proj, fc2) the widest that divides its outputs (level 1's 48 as three chunks of 16: its
+    /// fc2 0.101 -> 0.077 ms, thirty-fifth session). None: the layer takes the scalar shader.
+    pub fn cols(&self, shared_memory: u32, l: &LinearSpec) -> Option<u32> {
+        if l.inp % 16 != 0 {
+            return None;
+        }
+        let cap = match l.mode {
+            b::MODE_HEAD => self.head_cols,
+            b::MODE_EXPAND => self.cols.unwrap_or(64),
+            _ => self.cols.unwrap_or(b::COOP_COLS_DEFAULT),
+        };
+        let rows = self.rows(l);
+        let fits: Vec<u32> = [64, 32, 16].into_iter().filter(|&c| c <= cap && l.coop_shared_bytes(rows, c) + 1024 <= shared_memory).collect();
+        let even = self.even && l.residual == 1;
+        even.then(|| fits.iter().copied().find(|&c| l.out % c == 0)).flatten().or(fits.first().copied())
+    }
+
+    /// The unfused blocks' attention (attention.comp) at width `c`: with two queries an
+    /// invocation every key and value it reads from shared memory serves both (level 0's
+    /// attention 0.329 -> 0.321 ms, thirty-fifth session); the same arithmetic per query.
+    pub fn attention(&self, c: usize) -> Variant {
+        let qpi = self.attention_qpi;
+        Variant::new("attention", &[c as u32, b::WINDOW_TOKENS / qpi, qpi])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(inp: usize, out: usize, level: u32) -> LinearSpec {
+        LinearSpec { level, ..LinearSpec::plain(inp, out) }
+    }
+
+    #[test]
+    fn each_layer_takes_its_roles_tile() {
+        let t = NetTiles::default();
+        let big = 48 * 1024;
+        // Rows: 32 over level 0's tokens, 64 below.
+        assert_eq!(t.rows(&spec(128, 32, 0)), 32);
+        assert_eq!(t.rows(&spec(96, 288, 2)), 64);
+        assert_eq!(NetTiles { rows: Some(128), ..t }.rows(&spec(128, 32, 0)), 128);
+        // Chunks: 32 for a plain layer, 64 for an expansion, the head its own.
+        assert_eq!(t.cols(big, &spec(32, 96, 0)), Some(32));
+        let expand = LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..spec(48, 128, 1) };
+        assert_eq!(t.cols(big, &expand), Some(64));
+        assert_eq!(NetTiles { cols: Some(32), ..t }.cols(big, &expand), Some(32), "TESSEL_VK_COOP_COLS caps the expansions too");
+        let head = LinearSpec { mode: b::MODE_HEAD, ln: 1, ..spec(32, 128, 0) };
+        assert_eq!(t.cols(big, &head), Some(32));
+        assert_eq!(NetTiles { head_cols: 16, ..t }.cols(big, &head), Some(16));
+        // A residual layer of 48 outputs: chunks of 16 (they divide 48), or 32 without `even`.
+        let fc2 = LinearSpec { residual: 1, in_f16: 1, ..spec(96, 48, 1) };
+        assert_eq!(t.cols(big, &fc2), Some(16));
+        assert_eq!(NetTiles { even: false, ..t }.cols(big, &fc2), Some(32));
+        // What does not fit the device's shared memory is not taken; nothing fits: scalar.
+        let wide = spec(192, 96, 2);
+        let need = |c| wide.coop_shared_bytes(64, c) + 1024;
+        assert_eq!(t.cols(need(16), &wide), Some(16));
+        assert_eq!(t.cols(need(16) - 1, &wide), None);
+        assert_eq!(t.cols(big, &spec(40, 48, 1)), None, "inputs not a multiple of 16 take the scalar shader");
+    }
+
+    #[test]
+    fn a_setting_outside_its_choices_is_refused_by_name() {
+        assert_eq!(choice("TESSEL_VK_COOP_ROWS", None, &[32, 64, 128]), Ok(None));
+        assert_eq!(choice("TESSEL_VK_COOP_ROWS", Some("128"), &[32, 64, 128]), Ok(Some(128)));
+        let (field, msg) = choice("TESSEL_VK_COOP_ROWS", Some("48"), &[32, 64, 128]).unwrap_err();
+        assert_eq!(field, "TESSEL_VK_COOP_ROWS");
+        assert!(msg.contains("'48'") && msg.contains("[32, 64, 128]"), "{msg}");
+        assert!(choice("TESSEL_VK_ATTENTION_QPI", Some("two"), &[1, 2]).is_err());
+    }
+
+    #[test]
+    fn the_attention_variant_follows_its_setting() {
+        let two = NetTiles::default().attention(48);
+        let one = NetTiles { attention_qpi: 1, ..NetTiles::default() }.attention(48);
+        assert_ne!(two, one);
+        assert_eq!(two, Variant::new("attention", &[48, b::WINDOW_TOKENS / 2, 2]));
+    }
+}
