@@ -1,13 +1,17 @@
 #version 460
 // Window attention on the torus (docs/NETWORK.md §4): one workgroup per (window, head), each
 // invocation QPI query tokens (window positions i, i + 64 / QPI, ...). Scores (q.k)/4 + rpb,
-// softmax over the 64 keys, weighted values. Every key and value read from shared memory serves
-// QPI queries; each query's arithmetic is the same, in the same order, whatever QPI.
+// softmax over the 64 keys, weighted values: in one pass with a running maximum (ONLINE) or in
+// two. Every key and value read from shared memory serves QPI queries; each query's arithmetic
+// is the same, in the same order, whatever QPI.
 #include "common.glsl"
 layout(local_size_x = TS_WINDOW_TOKENS, local_size_x_id = 1) in;
 layout(constant_id = 0) const int C = 32;
 // Queries per invocation (1 or 2; the workgroup is 64 / QPI invocations, constant 1).
 layout(constant_id = 2) const int QPI = 1;
+// 1: one pass over the keys with a running maximum (the sum and the weighted values rescaled
+// when it rises), so each score is computed once; 0: two passes (the maximum, then the sums).
+layout(constant_id = 3) const int ONLINE = 0;
 layout(push_constant) uniform PC {
     F16Buf qkv;   // [tokens, 3C]
     F16Buf out_;  // [tokens, C]
@@ -24,6 +28,48 @@ shared float bias[TS_RPB_ENTRIES];
 
 const int QMAX = 2;
 const uint D4 = TS_HEAD_DIM / 4;
+
+// Scores, softmax and weighted values in one pass over the keys: where a score passes the
+// running maximum, the sum and the values so far are scaled by exp(old - new) first.
+void online(vec4 q[QMAX][D4], uint tok[QMAX], uint ixs[QMAX], uint iys[QMAX]) {
+    float m[QMAX], sum[QMAX];
+    vec4 o[QMAX][D4];
+    for (int u = 0; u < QPI; u++) {
+        m[u] = -3.4e38;
+        sum[u] = 0.0;
+        for (int d = 0; d < D4; d++) o[u][d] = vec4(0.0);
+    }
+    for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
+        uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
+        float s[QMAX];
+        for (int u = 0; u < QPI; u++) s[u] = 0.0;
+        for (int d = 0; d < D4; d++) {
+            vec4 k = ks[j][d];
+            for (int u = 0; u < QPI; u++) s[u] += dot(q[u][d], k);
+        }
+        float e[QMAX];
+        for (int u = 0; u < QPI; u++) {
+            s[u] = s[u] * 0.25 + bias[(iys[u] - jy + 7) * 15 + (ixs[u] - jx + 7)];
+            if (s[u] > m[u]) {
+                float c = exp(m[u] - s[u]);
+                sum[u] *= c;
+                for (int d = 0; d < D4; d++) o[u][d] *= c;
+                m[u] = s[u];
+            }
+            e[u] = exp(s[u] - m[u]);
+            sum[u] += e[u];
+        }
+        for (int d = 0; d < D4; d++) {
+            vec4 v = vs[j][d];
+            for (int u = 0; u < QPI; u++) o[u][d] += e[u] * v;
+        }
+    }
+    F16x4Buf out4 = F16x4Buf(pc.out_);
+    for (int u = 0; u < QPI; u++) {
+        float inv = 1.0 / sum[u];
+        for (int d = 0; d < D4; d++) out4.v[(tok[u] * C + gl_WorkGroupID.y * TS_HEAD_DIM) / 4 + d] = f16vec4(o[u][d] * inv);
+    }
+}
 
 void main() {
     uint lid = gl_LocalInvocationID.x;
@@ -53,6 +99,10 @@ void main() {
     }
     for (uint e = lid; e < TS_RPB_ENTRIES; e += n) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
     barrier();
+    if (ONLINE == 1) {
+        online(q, tok, ixs, iys);
+        return;
+    }
     // Two passes over the 64 keys (the maximum, then the weighted sum), so no per-key array
     // lives in registers or spills to local memory.
     float m[QMAX];

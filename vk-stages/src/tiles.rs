@@ -25,13 +25,16 @@ pub struct NetTiles {
     /// `TESSEL_VK_COOP_EVEN=0`: residual layers take the widest chunk instead of one that
     /// divides their outputs.
     pub even: bool,
-    /// `TESSEL_VK_ATTENTION_QPI=1|2`, default 2: queries an attention invocation takes.
+    /// `TESSEL_VK_ATTENTION_QPI=1|2`, default 1: queries an attention invocation takes.
     pub attention_qpi: u32,
+    /// `TESSEL_VK_ATTENTION_ONLINE=0|1`, default 1: the attention's softmax in one pass over
+    /// the keys with a running maximum instead of two.
+    pub attention_online: bool,
 }
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 2 }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true }
     }
 }
 
@@ -59,6 +62,7 @@ impl NetTiles {
             head_cols: setting("TESSEL_VK_COOP_HEAD_COLS", &[16, 32, 64])?.unwrap_or(d.head_cols),
             even: setting("TESSEL_VK_COOP_EVEN", &[0, 1])? != Some(0),
             attention_qpi: setting("TESSEL_VK_ATTENTION_QPI", &[1, 2])?.unwrap_or(d.attention_qpi),
+            attention_online: setting("TESSEL_VK_ATTENTION_ONLINE", &[0, 1])?.map_or(d.attention_online, |v| v == 1),
         })
     }
 
@@ -86,12 +90,14 @@ impl NetTiles {
         even.then(|| fits.iter().copied().find(|&c| l.out % c == 0)).flatten().or(fits.first().copied())
     }
 
-    /// The unfused blocks' attention (attention.comp) at width `c`: with two queries an
-    /// invocation every key and value it reads from shared memory serves both (level 0's
-    /// attention 0.329 -> 0.321 ms, thirty-fifth session); the same arithmetic per query.
+    /// The unfused blocks' attention (attention.comp) at width `c`. Online (the default): each
+    /// score computed once, its softmax with a running maximum; the shaders' network 4.091 ->
+    /// 4.067 ms at 4K, and with one query an invocation 4.023 (thirty-sixth session). Two queries
+    /// an invocation share each key and value read from shared memory, which paid with the
+    /// two-pass softmax (level 0's attention 0.329 -> 0.321 ms, thirty-fifth session).
     pub fn attention(&self, c: usize) -> Variant {
         let qpi = self.attention_qpi;
-        Variant::new("attention", &[c as u32, b::WINDOW_TOKENS / qpi, qpi])
+        Variant::new("attention", &[c as u32, b::WINDOW_TOKENS / qpi, qpi, self.attention_online as u32])
     }
 }
 
@@ -143,9 +149,11 @@ mod tests {
 
     #[test]
     fn the_attention_variant_follows_its_setting() {
-        let two = NetTiles::default().attention(48);
-        let one = NetTiles { attention_qpi: 1, ..NetTiles::default() }.attention(48);
+        let one = NetTiles::default().attention(48);
+        let two = NetTiles { attention_qpi: 2, ..NetTiles::default() }.attention(48);
         assert_ne!(two, one);
-        assert_eq!(two, Variant::new("attention", &[48, b::WINDOW_TOKENS / 2, 2]));
+        assert_eq!(one, Variant::new("attention", &[48, b::WINDOW_TOKENS, 1, 1]));
+        assert_eq!(two, Variant::new("attention", &[48, b::WINDOW_TOKENS / 2, 2, 1]));
+        assert_ne!(one, NetTiles { attention_online: false, ..NetTiles::default() }.attention(48));
     }
 }
