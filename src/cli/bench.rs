@@ -212,15 +212,26 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
     })
 }
 
-/// The resident pass of a GPU backend: `warmup` then `frames` back-to-back reruns of the last
-/// frame (None where the backend has none).
+/// Back-to-back reruns before the resident pass times any: at least this long, so that a GPU
+/// that idled between spaced frames has raised its clocks. The H200 had not after 60 reruns of
+/// about 5 ms (a 1,000-frame soak at 4K, thirty-sixth session).
+const RESIDENT_WARMUP: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The resident pass of a GPU backend: back-to-back reruns of the last frame, at least `warmup`
+/// of them and [`RESIDENT_WARMUP`] untimed, then `frames` timed (None where the backend has none).
 pub(crate) fn resident(b: &mut dyn Backend, warmup: usize, frames: usize) -> Result<Option<ResidentBench>> {
     let mut times = Vec::with_capacity(frames);
-    for i in 0..warmup + frames {
-        let Some(g) = b.rerun().with_context(|| format!("{}: resident frame {i}", b.name()))? else { return Ok(None) };
-        if i >= warmup {
-            times.push(g);
+    let start = Instant::now();
+    let mut warm = 0;
+    while warm < warmup || start.elapsed() < RESIDENT_WARMUP {
+        if b.rerun().with_context(|| format!("{}: resident warm-up frame {warm}", b.name()))?.is_none() {
+            return Ok(None);
         }
+        warm += 1;
+    }
+    for i in 0..frames {
+        let Some(g) = b.rerun().with_context(|| format!("{}: resident frame {i}", b.name()))? else { return Ok(None) };
+        times.push(g);
     }
     let native = times.iter().map(|g| g.external_network_ms).collect::<Option<Vec<f64>>>().map(|v| Spread::of(&v));
     let rows: Vec<(f64, [f64; 4])> = times.iter().map(|g| (g.frame_ms, [g.prepare_ms, g.input_ms, g.network_ms, g.reconstruct_ms])).collect();
