@@ -125,6 +125,10 @@ pub fn soak(o: &SoakOptions) -> Result<SoakReport> {
     let grew = growth > o.max_growth_kib as i64 || late > o.max_late_growth_kib as i64;
     let gpu: Vec<f64> = gpu_ms.iter().copied().filter(|v| v.is_finite()).collect();
     // After the RSS samples: reruns allocate nothing, but nothing after the end sample can count.
+    // Without the output's read-back (the last frame read it back): its host work between reruns
+    // would keep the GPU at the clocks of a low duty cycle, which is what this pass sets aside
+    // (5.0 ms a frame at 4K on the H200 with it, thirty-sixth session).
+    be.set_extras(Extras { no_output: true, ..Default::default() });
     let resident = crate::cli::bench::resident(be.as_mut(), RESIDENT_FRAMES / 5, RESIDENT_FRAMES)?;
     let report = SoakReport {
         backend: be.name().to_string(),
