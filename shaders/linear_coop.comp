@@ -125,7 +125,10 @@ void main() {
         // Epilogue: each invocation takes up to EPI four-output items; their values and residual
         // reads are all issued before any store.
         uint q = nblocks * 4;
-        const uint EPI = TS_COOP_COLS / 8;  // ROWS * COLS / 4 / THREADS items, THREADS = 2 ROWS
+        // ROWS * COLS / 4 / THREADS items, THREADS = 2 ROWS: sized by the chunk the pipeline was
+        // specialised for, not the widest (81 registers instead of 102 for the head in chunks of
+        // 32 on the H200; the network 4.05 -> 3.80 ms at 4K, BENCHMARKS.md, thirty-sixth session).
+        const uint EPI = uint(COLS) / 8;
         vec4 val[EPI], old[EPI];
         uint dst[EPI];
         bool live[EPI];
