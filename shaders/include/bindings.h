@@ -74,9 +74,10 @@
 #define TS_MODE_HEAD 3
 
 // Cooperative-matrix linear tile: rows (tokens) x columns (outputs) per workgroup, threads
-// (two invocations per row: the LayerNorm statistics take a row's halves). The rows are a
-// specialisation constant (TESSEL_VK_COOP_ROWS=32|64|128 for tuning); these are the defaults
-// and the widest output chunk.
+// (two invocations per row: the LayerNorm statistics take a row's halves). Rows and columns are
+// specialisation constants chosen per layer (vk-stages/src/tiles.rs; TESSEL_VK_COOP_ROWS and
+// _COLS set one value for all); these are the rows below level 0, the widest output chunk and
+// the chunk of a plain layer.
 #define TS_COOP_ROWS 64
 #define TS_COOP_COLS 64
 #define TS_COOP_COLS_DEFAULT 32
