@@ -74,7 +74,8 @@ pub fn open_vulkan(
                 NetPath::CoopMat => "cooperative matrix f16 16x16x16".to_string(),
                 NetPath::Scalar { why } => format!("scalar path: {why}"),
             };
-            format!("network: shaders ({coop}{fused}; native kernels: {no})")
+            let tiles = model.tiles.describe(model.path == NetPath::CoopMat);
+            format!("network: shaders ({coop}{fused}; {tiles}; native kernels: {no})")
         }
     };
     let front = model.pixel_paths.describe();

@@ -66,6 +66,21 @@ impl NetTiles {
         })
     }
 
+    /// The start-up line's words: the tiles where the cooperative-matrix shader runs (`coop`),
+    /// then the attention's path.
+    pub fn describe(&self, coop: bool) -> String {
+        let mut parts = Vec::new();
+        if coop {
+            let rows = self.rows.map_or("32 rows at level 0, 64 below".to_string(), |r| format!("{r} rows"));
+            let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
+            parts.push(format!("tiles: {rows}, {cols}, head {} (TESSEL_VK_COOP_ROWS|COLS|HEAD_COLS)", self.head_cols));
+        }
+        let pass = if self.attention_online { "one pass" } else { "two passes" };
+        let queries = if self.attention_qpi == 1 { "1 query" } else { "2 queries" };
+        parts.push(format!("attention: {pass}, {queries} an invocation (TESSEL_VK_ATTENTION_ONLINE|QPI)"));
+        parts.join(", ")
+    }
+
     /// Tokens a workgroup of the cooperative-matrix shader takes for layer `l`.
     pub fn rows(&self, l: &LinearSpec) -> u32 {
         self.rows.unwrap_or(if l.level == 0 { 32 } else { b::COOP_ROWS })
@@ -135,6 +150,16 @@ mod tests {
         assert_eq!(t.cols(need(16), &wide), Some(16));
         assert_eq!(t.cols(need(16) - 1, &wide), None);
         assert_eq!(t.cols(big, &spec(40, 48, 1)), None, "inputs not a multiple of 16 take the scalar shader");
+    }
+
+    #[test]
+    fn the_start_up_words_name_the_tiles_and_the_attention() {
+        let t = NetTiles::default();
+        let d = t.describe(true);
+        assert!(d.contains("32 rows at level 0, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
+        let d = NetTiles { rows: Some(128), attention_online: false, attention_qpi: 2, ..t }.describe(false);
+        assert!(!d.contains("tiles") && d.contains("attention: two passes, 2 queries"), "{d}");
+        assert!(NetTiles { rows: Some(128), ..t }.describe(true).contains("tiles: 128 rows"));
     }
 
     #[test]
