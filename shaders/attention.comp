@@ -29,41 +29,26 @@ shared float bias[TS_RPB_ENTRIES];
 const int QMAX = 2;
 const uint D4 = TS_HEAD_DIM / 4;
 
-// Scores, softmax and weighted values in one pass over the keys: where a score passes the
-// running maximum, the sum and the values so far are scaled by exp(old - new) first.
-void online(vec4 q[QMAX][D4], uint tok[QMAX], uint ixs[QMAX], uint iys[QMAX]) {
-    float m[QMAX], sum[QMAX];
-    vec4 o[QMAX][D4];
-    for (int u = 0; u < QPI; u++) {
-        m[u] = -3.4e38;
-        sum[u] = 0.0;
-        for (int d = 0; d < D4; d++) o[u][d] = vec4(0.0);
+// The scores of key j for the invocation's queries: (q . k) / 4 plus the position bias.
+void scores(uint j, vec4 q[QMAX][D4], uint ixs[QMAX], uint iys[QMAX], out float s[QMAX]) {
+    uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
+    for (int u = 0; u < QPI; u++) s[u] = 0.0;
+    for (int d = 0; d < D4; d++) {
+        vec4 k = ks[j][d];
+        for (int u = 0; u < QPI; u++) s[u] += dot(q[u][d], k);
     }
-    for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
-        uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
-        float s[QMAX];
-        for (int u = 0; u < QPI; u++) s[u] = 0.0;
-        for (int d = 0; d < D4; d++) {
-            vec4 k = ks[j][d];
-            for (int u = 0; u < QPI; u++) s[u] += dot(q[u][d], k);
-        }
-        float e[QMAX];
-        for (int u = 0; u < QPI; u++) {
-            s[u] = s[u] * 0.25 + bias[(iys[u] - jy + 7) * 15 + (ixs[u] - jx + 7)];
-            if (s[u] > m[u]) {
-                float c = exp(m[u] - s[u]);
-                sum[u] *= c;
-                for (int d = 0; d < D4; d++) o[u][d] *= c;
-                m[u] = s[u];
-            }
-            e[u] = exp(s[u] - m[u]);
-            sum[u] += e[u];
-        }
-        for (int d = 0; d < D4; d++) {
-            vec4 v = vs[j][d];
-            for (int u = 0; u < QPI; u++) o[u][d] += e[u] * v;
-        }
+    for (int u = 0; u < QPI; u++) s[u] = s[u] * 0.25 + bias[(iys[u] - jy + 7) * 15 + (ixs[u] - jx + 7)];
+}
+
+// Key j's value, weighted by e, into each query's sum.
+void add_value(uint j, float e[QMAX], inout vec4 o[QMAX][D4]) {
+    for (int d = 0; d < D4; d++) {
+        vec4 v = vs[j][d];
+        for (int u = 0; u < QPI; u++) o[u][d] += e[u] * v;
     }
+}
+
+void store(vec4 o[QMAX][D4], float sum[QMAX], uint tok[QMAX]) {
     F16x4Buf out4 = F16x4Buf(pc.out_);
     for (int u = 0; u < QPI; u++) {
         float inv = 1.0 / sum[u];
@@ -99,51 +84,45 @@ void main() {
     }
     for (uint e = lid; e < TS_RPB_ENTRIES; e += n) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
     barrier();
-    if (ONLINE == 1) {
-        online(q, tok, ixs, iys);
-        return;
-    }
-    // Two passes over the 64 keys (the maximum, then the weighted sum), so no per-key array
-    // lives in registers or spills to local memory.
-    float m[QMAX];
-    for (int u = 0; u < QPI; u++) m[u] = -3.4e38;
-    for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
-        uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
-        float dot_[QMAX];
-        for (int u = 0; u < QPI; u++) dot_[u] = 0.0;
-        for (int d = 0; d < D4; d++) {
-            vec4 k = ks[j][d];
-            for (int u = 0; u < QPI; u++) dot_[u] += dot(q[u][d], k);
-        }
-        for (int u = 0; u < QPI; u++) m[u] = max(m[u], dot_[u] * 0.25 + bias[(iys[u] - jy + 7) * 15 + (ixs[u] - jx + 7)]);
-    }
-    float sum[QMAX];
+    float m[QMAX], sum[QMAX], sc[QMAX], e[QMAX];
     vec4 o[QMAX][D4];
     for (int u = 0; u < QPI; u++) {
+        m[u] = -3.4e38;
         sum[u] = 0.0;
         for (int d = 0; d < D4; d++) o[u][d] = vec4(0.0);
     }
-    for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
-        uint jx = j % TS_WINDOW, jy = j / TS_WINDOW;
-        float dot_[QMAX];
-        for (int u = 0; u < QPI; u++) dot_[u] = 0.0;
-        for (int d = 0; d < D4; d++) {
-            vec4 k = ks[j][d];
-            for (int u = 0; u < QPI; u++) dot_[u] += dot(q[u][d], k);
+    if (ONLINE == 1) {
+        // One pass: where a score passes the running maximum, the sum and the values so far are
+        // scaled by exp(old - new) first.
+        for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
+            scores(j, q, ixs, iys, sc);
+            for (int u = 0; u < QPI; u++) {
+                if (sc[u] > m[u]) {
+                    float c = exp(m[u] - sc[u]);
+                    sum[u] *= c;
+                    for (int d = 0; d < D4; d++) o[u][d] *= c;
+                    m[u] = sc[u];
+                }
+                e[u] = exp(sc[u] - m[u]);
+                sum[u] += e[u];
+            }
+            add_value(j, e, o);
         }
-        float e[QMAX];
-        for (int u = 0; u < QPI; u++) {
-            e[u] = exp(dot_[u] * 0.25 + bias[(iys[u] - jy + 7) * 15 + (ixs[u] - jx + 7)] - m[u]);
-            sum[u] += e[u];
+    } else {
+        // Two passes over the 64 keys (the maximum, then the weighted sum), so no per-key array
+        // lives in registers or spills to local memory.
+        for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
+            scores(j, q, ixs, iys, sc);
+            for (int u = 0; u < QPI; u++) m[u] = max(m[u], sc[u]);
         }
-        for (int d = 0; d < D4; d++) {
-            vec4 v = vs[j][d];
-            for (int u = 0; u < QPI; u++) o[u][d] += e[u] * v;
+        for (uint j = 0; j < TS_WINDOW_TOKENS; j++) {
+            scores(j, q, ixs, iys, sc);
+            for (int u = 0; u < QPI; u++) {
+                e[u] = exp(sc[u] - m[u]);
+                sum[u] += e[u];
+            }
+            add_value(j, e, o);
         }
     }
-    F16x4Buf out4 = F16x4Buf(pc.out_);
-    for (int u = 0; u < QPI; u++) {
-        float inv = 1.0 / sum[u];
-        for (int d = 0; d < D4; d++) out4.v[(tok[u] * C + h * TS_HEAD_DIM) / 4 + d] = f16vec4(o[u][d] * inv);
-    }
+    store(o, sum, tok);
 }
