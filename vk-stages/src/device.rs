@@ -45,6 +45,8 @@ pub struct QueueChoice {
     pub family: u32,
     /// The family has no graphics: a dedicated compute queue.
     pub compute_only: bool,
+    /// A compute-only family was asked for (not `TESSEL_VK_COMPUTE_QUEUE=0`).
+    pub preferred: bool,
     pub timestamp_bits: u32,
 }
 
@@ -60,12 +62,12 @@ pub fn pick_queue_family(families: &[vk::QueueFamilyProperties], prefer_compute_
     let dedicated = |q: &vk::QueueFamilyProperties| compute(q) && !q.queue_flags.contains(vk::QueueFlags::GRAPHICS);
     let index = families.iter().position(|q| prefer_compute_only && dedicated(q)).or_else(|| families.iter().position(compute))?;
     let q = &families[index];
-    Some(QueueChoice { family: index as u32, compute_only: dedicated(q), timestamp_bits: q.timestamp_valid_bits })
+    Some(QueueChoice { family: index as u32, compute_only: dedicated(q), preferred: prefer_compute_only, timestamp_bits: q.timestamp_valid_bits })
 }
 
 /// `TESSEL_VK_COMPUTE_QUEUE=0` keeps the first compute family (with graphics, where the device
 /// lists it first) instead of a compute-only one.
-pub fn prefer_compute_only_queue() -> bool {
+fn prefer_compute_only_queue() -> bool {
     !std::env::var("TESSEL_VK_COMPUTE_QUEUE").is_ok_and(|v| v == "0")
 }
 
@@ -74,7 +76,7 @@ impl QueueChoice {
     pub fn describe(&self) -> String {
         let what = if self.compute_only {
             "compute only; TESSEL_VK_COMPUTE_QUEUE=0 for the first"
-        } else if prefer_compute_only_queue() {
+        } else if self.preferred {
             "with graphics: the device has no compute-only family"
         } else {
             "with graphics: TESSEL_VK_COMPUTE_QUEUE=0"
@@ -408,7 +410,7 @@ mod tests {
             binary_import: false,
             timestamp_period_ns: 1.0,
             timestamps: true,
-            queue: Some(QueueChoice { family: 0, compute_only: false, timestamp_bits: 64 }),
+            queue: Some(QueueChoice { family: 0, compute_only: false, preferred: true, timestamp_bits: 64 }),
         }
     }
 
@@ -421,14 +423,16 @@ mod tests {
         use vk::QueueFlags as F;
         // NVIDIA's order: graphics + compute, transfer, compute only.
         let nv = [family(F::GRAPHICS | F::COMPUTE | F::TRANSFER, 16, 64), family(F::TRANSFER, 2, 64), family(F::COMPUTE | F::TRANSFER, 8, 64)];
-        assert_eq!(pick_queue_family(&nv, true), Some(QueueChoice { family: 2, compute_only: true, timestamp_bits: 64 }));
-        assert_eq!(pick_queue_family(&nv, false), Some(QueueChoice { family: 0, compute_only: false, timestamp_bits: 64 }));
+        assert_eq!(pick_queue_family(&nv, true), Some(QueueChoice { family: 2, compute_only: true, preferred: true, timestamp_bits: 64 }));
+        assert_eq!(pick_queue_family(&nv, false), Some(QueueChoice { family: 0, compute_only: false, preferred: false, timestamp_bits: 64 }));
+        assert!(pick_queue_family(&nv, false).unwrap().describe().contains("TESSEL_VK_COMPUTE_QUEUE=0"));
         // lavapipe: one family with everything.
         let one = [family(F::GRAPHICS | F::COMPUTE | F::TRANSFER, 1, 64)];
-        assert_eq!(pick_queue_family(&one, true), Some(QueueChoice { family: 0, compute_only: false, timestamp_bits: 64 }));
+        assert_eq!(pick_queue_family(&one, true), Some(QueueChoice { family: 0, compute_only: false, preferred: true, timestamp_bits: 64 }));
+        assert!(pick_queue_family(&one, true).unwrap().describe().contains("no compute-only family"));
         // A compute-only family listing no queues is not one; no compute at all is None.
         let empty = [family(F::GRAPHICS | F::COMPUTE, 1, 48), family(F::COMPUTE, 0, 64)];
-        assert_eq!(pick_queue_family(&empty, true), Some(QueueChoice { family: 0, compute_only: false, timestamp_bits: 48 }));
+        assert_eq!(pick_queue_family(&empty, true), Some(QueueChoice { family: 0, compute_only: false, preferred: true, timestamp_bits: 48 }));
         assert_eq!(pick_queue_family(&[family(F::TRANSFER, 1, 64)], true), None);
     }
 
