@@ -213,8 +213,9 @@ fn run_one(b: &mut dyn Backend, inputs: &[FrameData], o: &BenchOptions, flops: O
 }
 
 /// Back-to-back reruns before the resident pass times any: at least this long, so that a GPU
-/// that idled between spaced frames has raised its clocks. The H200 had not after 60 reruns of
-/// about 5 ms (a 1,000-frame soak at 4K, thirty-sixth session).
+/// that idled between spaced frames has raised its clocks. A margin, not a measured need: the
+/// soak's slow reruns of the thirty-sixth session (5.0 ms at 4K on the H200, 1.06 without) came
+/// from the output's read-back between them, not from too short a warm-up.
 const RESIDENT_WARMUP: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The resident pass of a GPU backend: back-to-back reruns of the last frame, at least `warmup`

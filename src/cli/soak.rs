@@ -28,8 +28,8 @@ pub const FIRST_SAMPLE: usize = 100;
 const OUTPUT_EVERY: usize = 50;
 const INPUT_FRAMES: usize = 4;
 const TRACE_EVERY: usize = 500;
-/// Back-to-back reruns of the last frame after the soak (a GPU backend), after a fifth as many
-/// unmeasured.
+/// Back-to-back reruns of the last frame after the soak (a GPU backend), after at least a fifth
+/// as many unmeasured (and `bench::resident`'s warm-up time).
 const RESIDENT_FRAMES: usize = 50;
 
 pub struct SoakOptions {
