@@ -137,6 +137,8 @@ step "tessel check (every backend present: vulkan with native kernels in the com
 run $B/tessel check --json "$OUT/check_native.json"
 step "tessel check, the shaders' network on the cooperative-matrix path (TESSEL_VK_NATIVE=0)"
 TESSEL_VK_NATIVE=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat.json"
+step "tessel check, the shaders' network with the scalar attention (TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0, the kill switch)"
+TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_scalar_attention.json"
 step "tessel check, scalar path (TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0 run $B/tessel check --network vulkan --json "$OUT/check_scalar.json"
 
@@ -146,6 +148,8 @@ for s in "2560x1440 2" "3840x2160 2"; do
   run $B/tessel bench --network vulkan,hip --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_$size.json"
   step "tessel bench --network vulkan at $size, the shaders' network (TESSEL_VK_NATIVE=0, cooperative matrix)"
   TESSEL_VK_NATIVE=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders.json"
+  step "tessel bench --network vulkan at $size, the shaders' network with the scalar attention (TESSEL_VK_ATTENTION_COOP=0)"
+  TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_scalar_attention.json"
 done
 presets
 export TESSEL_VK_NATIVE=0  # the rest measures the shaders' network

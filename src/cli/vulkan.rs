@@ -74,7 +74,7 @@ pub fn open_vulkan(
                 NetPath::CoopMat => "cooperative matrix f16 16x16x16".to_string(),
                 NetPath::Scalar { why } => format!("scalar path: {why}"),
             };
-            let tiles = model.tiles.describe(model.path == NetPath::CoopMat);
+            let tiles = model.tiles.describe(model.path == NetPath::CoopMat, model.attention_coop);
             format!("network: shaders ({coop}{fused}; {tiles}; native kernels: {no})")
         }
     };

@@ -167,6 +167,9 @@ pub fn choose_path(shared: &DeviceShared) -> NetPath {
 pub struct Model {
     pub shared: Arc<DeviceShared>,
     pub path: NetPath,
+    /// The attention runs on cooperative matrices (attention_coop.comp): the path has them,
+    /// `TESSEL_VK_ATTENTION_COOP` is not 0 and the device's subgroups and shared memory fit.
+    pub attention_coop: bool,
     /// Per level: the shader that runs each block as one dispatch, if any (fused_levels).
     pub fused: Vec<Option<&'static str>>,
     pub name: String,
@@ -322,13 +325,14 @@ impl Model {
     /// the environment.
     pub fn with_paths(shared: &Arc<DeviceShared>, pkg: &ModelPackage, pixel_paths: PixelPaths, tiles: NetTiles) -> Result<Arc<Model>> {
         check_config(&pkg.name, &pkg.config)?;
+        let path = choose_path(shared);
+        let attention_coop = path == NetPath::CoopMat && tiles.attention_coop && crate::tiles::attention_coop_fits(shared.caps.subgroup_size, shared.caps.shared_memory);
         let (blob, offsets) = pkg.device_blob();
         let weights = crate::memory::upload(shared, "weights", &blob)?;
         let layers = Layers::new(&pkg.config);
-        let path = choose_path(shared);
         let mut pipelines = Pipelines::new(shared)?;
         let input_spec = input_spec(pkg, pixel_paths);
-        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, &tiles)?;
+        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, &tiles, attention_coop)?;
         if path == NetPath::CoopMat {
             for l in layers.all() {
                 if let Some(cols) = tiles.cols(shared.caps.shared_memory, &l) {
@@ -347,6 +351,7 @@ impl Model {
         Ok(Arc::new(Model {
             shared: shared.clone(),
             path,
+            attention_coop,
             fused,
             name: pkg.name.clone(),
             trained: pkg.trained,
@@ -361,13 +366,13 @@ impl Model {
         }))
     }
 
-    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32], tiles: &NetTiles) -> Result<()> {
+    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32], tiles: &NetTiles, attention_coop: bool) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
         for v in fixed_variants(input_spec, cfg.accumulate) {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
-            p.build(&tiles.attention(c))?;
+            p.build(&tiles.attention(c, attention_coop))?;
         }
         for l in layers.all() {
             p.build(&l.variant(pe))?;

@@ -184,7 +184,7 @@ impl PlanBuilder<'_> {
         let push = Push::new().u64(qkv).u64(attn).u64(m.tensor(&format!("{name}.rpb"))).u32(w as u32).u32(h as u32).u32(0).u32(0);
         let windows = (t / b::WINDOW_TOKENS as usize) as u32;
         let cost = Cost { bytes: t as u64 * 4 * c as u64 * 2, flops: 2 * t as u64 * 2 * b::WINDOW_TOKENS as u64 * c as u64 };
-        self.push_step(&m.tiles.attention(c), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"), cost);
+        self.push_step(&m.tiles.attention(c, m.attention_coop), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"), cost);
         self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, ATTENTION_SHIFT_OFFSET));
         self.linear(&ly.proj[level], (attn, x), &format!("{name}.proj"), (t, w), none, None);
         self.linear(&ly.fc1[level], (x, hidden), &format!("{name}.fc1"), (t, w), none, Some(&format!("{name}.norm2")));

@@ -14,8 +14,9 @@ use crate::pipelines::Variant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NetTiles {
     /// `TESSEL_VK_COOP_ROWS=32|64|128`: every layer's rows. Default: 32 over level 0's tokens,
-    /// where the most workgroups run, 64 below (level 0's embedding 0.213 -> 0.184 ms at 4K with
-    /// 32, level 2's qkv 0.085 -> 0.105: thirty-sixth session).
+    /// where the most workgroups run, 128 for the merge out of level 0, 64 below (level 0's
+    /// embedding 0.213 -> 0.184 ms at 4K with 32, level 2's qkv 0.085 -> 0.105: thirty-sixth
+    /// session).
     pub rows: Option<u32>,
     /// `TESSEL_VK_COOP_COLS=16|32|64`: every layer's widest chunk but the head's. Default: 64
     /// for the expansions (expand2 0.069 -> 0.049 ms, expand1 0.086 -> 0.072), 32 elsewhere.
@@ -30,11 +31,24 @@ pub struct NetTiles {
     /// `TESSEL_VK_ATTENTION_ONLINE=0|1`, default 1: the attention's softmax in one pass over
     /// the keys with a running maximum instead of two.
     pub attention_online: bool,
+    /// `TESSEL_VK_ATTENTION_COOP=0|1`, default 1: the attention on cooperative matrices
+    /// (attention_coop.comp) where the model's path has them ([`attention_coop_fits`]).
+    pub attention_coop: bool,
+}
+
+/// Shared memory of attention_coop.comp: q, k, v (f16), the scores (f32) and the softmax
+/// weights (f16) of 64 x 64, the window's tokens and the bias table (padded to 16 bytes).
+pub const ATTENTION_COOP_SHARED_BYTES: u32 = 3 * 64 * 16 * 2 + 64 * 64 * 4 + 64 * 64 * 2 + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16;
+
+/// Whether attention_coop.comp runs on a device: its row owners need subgroups of 32 or 64
+/// (16-row blocks, two or four invocations a row), and its shared memory must fit.
+pub fn attention_coop_fits(subgroup_size: u32, shared_memory: u32) -> bool {
+    matches!(subgroup_size, 32 | 64) && ATTENTION_COOP_SHARED_BYTES <= shared_memory
 }
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true }
     }
 }
 
@@ -63,17 +77,22 @@ impl NetTiles {
             even: setting("TESSEL_VK_COOP_EVEN", &[0, 1])? != Some(0),
             attention_qpi: setting("TESSEL_VK_ATTENTION_QPI", &[1, 2])?.unwrap_or(d.attention_qpi),
             attention_online: setting("TESSEL_VK_ATTENTION_ONLINE", &[0, 1])?.map_or(d.attention_online, |v| v == 1),
+            attention_coop: setting("TESSEL_VK_ATTENTION_COOP", &[0, 1])? != Some(0),
         })
     }
 
     /// The start-up line's words: the tiles where the cooperative-matrix shader runs (`coop`),
-    /// then the attention's path.
-    pub fn describe(&self, coop: bool) -> String {
+    /// then the attention's path (`attention_coop`: the model runs attention_coop.comp).
+    pub fn describe(&self, coop: bool, attention_coop: bool) -> String {
         let mut parts = Vec::new();
         if coop {
-            let rows = self.rows.map_or("32 rows at level 0, 64 below".to_string(), |r| format!("{r} rows"));
+            let rows = self.rows.map_or("32 rows at level 0, 128 for its merge, 64 below".to_string(), |r| format!("{r} rows"));
             let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
             parts.push(format!("tiles: {rows}, {cols}, head {} (TESSEL_VK_COOP_ROWS|COLS|HEAD_COLS)", self.head_cols));
+        }
+        if attention_coop {
+            parts.push("attention: cooperative matrices (TESSEL_VK_ATTENTION_COOP=0 for the scalar one)".to_string());
+            return parts.join(", ");
         }
         let pass = if self.attention_online { "one pass" } else { "two passes" };
         let queries = if self.attention_qpi == 1 { "1 query" } else { "2 queries" };
@@ -83,7 +102,15 @@ impl NetTiles {
 
     /// Tokens a workgroup of the cooperative-matrix shader takes for layer `l`.
     pub fn rows(&self, l: &LinearSpec) -> u32 {
-        self.rows.unwrap_or(if l.level == 0 { 32 } else { b::COOP_ROWS })
+        self.rows.unwrap_or(if l.level == 0 {
+            32
+        } else if l.mode == b::MODE_MERGE && l.level == 1 {
+            // The merge out of level 0: 0.145 -> 0.113 ms at 4K with 128 rows, where the merge
+            // into level 2 loses with them (0.062 -> 0.185; thirty-seventh session).
+            128
+        } else {
+            b::COOP_ROWS
+        })
     }
 
     /// The output chunk of layer `l` on a device with `shared_memory` bytes a workgroup: the
@@ -110,7 +137,13 @@ impl NetTiles {
     /// 4.067 ms at 4K, and with one query an invocation 4.023 (thirty-sixth session). Two queries
     /// an invocation share each key and value read from shared memory, which paid with the
     /// two-pass softmax (level 0's attention 0.329 -> 0.321 ms, thirty-fifth session).
-    pub fn attention(&self, c: usize) -> Variant {
+    /// `coop`: the model runs the cooperative-matrix attention (attention_coop.comp, the same
+    /// push constants and grid; level 0's attention 0.248 -> 0.202 ms at 4K on the H200,
+    /// thirty-seventh session).
+    pub fn attention(&self, c: usize, coop: bool) -> Variant {
+        if coop {
+            return Variant::new("attention_coop", &[c as u32]);
+        }
         let qpi = self.attention_qpi;
         Variant::new("attention", &[c as u32, b::WINDOW_TOKENS / qpi, qpi, self.attention_online as u32])
     }
@@ -132,6 +165,11 @@ mod tests {
         assert_eq!(t.rows(&spec(128, 32, 0)), 32);
         assert_eq!(t.rows(&spec(96, 288, 2)), 64);
         assert_eq!(NetTiles { rows: Some(128), ..t }.rows(&spec(128, 32, 0)), 128);
+        // The merge out of level 0 takes 128, the one into level 2 the default.
+        let merge = |inp, out, level| LinearSpec { mode: b::MODE_MERGE, ..spec(inp, out, level) };
+        assert_eq!(t.rows(&merge(128, 48, 1)), 128);
+        assert_eq!(t.rows(&merge(192, 96, 2)), 64);
+        assert_eq!(NetTiles { rows: Some(64), ..t }.rows(&merge(128, 48, 1)), 64);
         // Chunks: 32 for a plain layer, 64 for an expansion, the head its own.
         assert_eq!(t.cols(big, &spec(32, 96, 0)), Some(32));
         let expand = LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..spec(48, 128, 1) };
@@ -155,11 +193,13 @@ mod tests {
     #[test]
     fn the_start_up_words_name_the_tiles_and_the_attention() {
         let t = NetTiles::default();
-        let d = t.describe(true);
-        assert!(d.contains("32 rows at level 0, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
-        let d = NetTiles { rows: Some(128), attention_online: false, attention_qpi: 2, ..t }.describe(false);
+        let d = t.describe(true, false);
+        assert!(d.contains("32 rows at level 0, 128 for its merge, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
+        let d = NetTiles { rows: Some(128), attention_online: false, attention_qpi: 2, ..t }.describe(false, false);
         assert!(!d.contains("tiles") && d.contains("attention: two passes, 2 queries"), "{d}");
-        assert!(NetTiles { rows: Some(128), ..t }.describe(true).contains("tiles: 128 rows"));
+        assert!(NetTiles { rows: Some(128), ..t }.describe(true, false).contains("tiles: 128 rows"));
+        let d = t.describe(true, true);
+        assert!(d.contains("attention: cooperative matrices (TESSEL_VK_ATTENTION_COOP=0") && !d.contains("query"), "{d}");
     }
 
     #[test]
@@ -174,11 +214,20 @@ mod tests {
 
     #[test]
     fn the_attention_variant_follows_its_setting() {
-        let one = NetTiles::default().attention(48);
-        let two = NetTiles { attention_qpi: 2, ..NetTiles::default() }.attention(48);
+        let one = NetTiles::default().attention(48, false);
+        let two = NetTiles { attention_qpi: 2, ..NetTiles::default() }.attention(48, false);
         assert_ne!(two, one);
         assert_eq!(one, Variant::new("attention", &[48, b::WINDOW_TOKENS, 1, 1]));
         assert_eq!(two, Variant::new("attention", &[48, b::WINDOW_TOKENS / 2, 2, 1]));
-        assert_ne!(one, NetTiles { attention_online: false, ..NetTiles::default() }.attention(48));
+        assert_ne!(one, NetTiles { attention_online: false, ..NetTiles::default() }.attention(48, false));
+        assert_eq!(NetTiles::default().attention(48, true), Variant::new("attention_coop", &[48]));
+    }
+
+    #[test]
+    fn the_cooperative_attention_needs_its_subgroups_and_shared_memory() {
+        assert_eq!(ATTENTION_COOP_SHARED_BYTES, 31_888, "the driver's own figure on the H200");
+        assert!(attention_coop_fits(32, 48 * 1024) && attention_coop_fits(64, 64 * 1024));
+        assert!(!attention_coop_fits(16, 48 * 1024) && !attention_coop_fits(128, 48 * 1024), "row owners need 2 or 4 invocations a row");
+        assert!(!attention_coop_fits(32, ATTENTION_COOP_SHARED_BYTES - 1));
     }
 }

@@ -1,0 +1,141 @@
+#version 460
+// Window attention on cooperative matrices (docs/NETWORK.md §4): the same push constants, grid
+// and result as attention.comp, one workgroup per (window, head) of 128 invocations. The head's
+// q (scaled by 1/4, exact in f16), k and v go to shared memory as f16; each subgroup takes
+// 16-row blocks of queries: scores S = q k^T as four 16x16x16 products into F (f32), the softmax
+// by the block's row owners (gl_SubgroupSize / 16 invocations a row: bias, maximum,
+// exponentials and their sum in f32, the exponentials rounded to f16 into P), then O = P V (f32
+// accumulation) through shared memory, divided by the sum and rounded to f16 into the output
+// rows.
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+layout(local_size_x = 128) in;
+layout(constant_id = 0) const int C = 32;
+layout(push_constant) uniform PC {
+    F16Buf qkv;   // [tokens, 3C]
+    F16Buf out_;  // [tokens, C]
+    F16Buf rpb;   // [heads, 225]
+    uint width;   // level grid, tokens
+    uint height;
+    uint shift_x;
+    uint shift_y;
+} pc;
+
+#define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define MATA coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define MATB coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+const uint D = TS_HEAD_DIM;
+const uint N = TS_WINDOW_TOKENS;
+
+shared float16_t Qs[N * D];  // q / 4
+shared float16_t Ks[N * D];
+shared float16_t Vs[N * D];
+shared float Fs[N * N];      // scores (stride N); afterwards each row block's output (stride D)
+shared float16_t Ps[N * N];  // softmax weights (stride N)
+shared uint toks[N];         // each window position's token
+// Every array is a multiple of 16 bytes (the bias table padded to 228 entries), so that whatever
+// order the driver lays them out in, each matrix the products load starts 16-byte aligned: with
+// the 900-byte table unpadded the H200 loaded misplaced matrices (the head 15 to 24 dB against
+// the CPU reference).
+shared float bias[(TS_RPB_ENTRIES + 3) / 4 * 4];
+
+void sync_subgroup() {
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+}
+
+void main() {
+    uint lid = gl_LocalInvocationID.x;
+    uint h = gl_WorkGroupID.y;
+    uint wins_x = pc.width / TS_WINDOW;
+    uint wx = gl_WorkGroupID.x % wins_x, wy = gl_WorkGroupID.x / wins_x;
+    // Each window position's q, k and v (four channels an invocation and step).
+    F16x4Buf qkv4 = F16x4Buf(pc.qkv);
+    for (uint e = lid; e < N * D / 4; e += gl_WorkGroupSize.x) {
+        uint i = e / (D / 4), d4 = e % (D / 4);
+        uint ix = i % TS_WINDOW, iy = i / TS_WINDOW;
+        uint x = (wx * TS_WINDOW + ix + pc.width - pc.shift_x % pc.width) % pc.width;
+        uint y = (wy * TS_WINDOW + iy + pc.height - pc.shift_y % pc.height) % pc.height;
+        uint t = y * pc.width + x;
+        if (d4 == 0) toks[i] = t;
+        uint base = (t * 3 * C + h * D) / 4 + d4;
+        f16vec4 q = qkv4.v[base], k = qkv4.v[base + C / 4], v = qkv4.v[base + 2 * C / 4];
+        for (int j = 0; j < 4; j++) {
+            Qs[i * D + d4 * 4 + j] = q[j] * float16_t(0.25);
+            Ks[i * D + d4 * 4 + j] = k[j];
+            Vs[i * D + d4 * 4 + j] = v[j];
+        }
+    }
+    for (uint e = lid; e < TS_RPB_ENTRIES; e += gl_WorkGroupSize.x) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
+    barrier();
+
+    // Row ownership inside a block of 16 rows: G invocations a row, each over N / G keys.
+    const uint G = gl_SubgroupSize / 16;
+    uint rib = gl_SubgroupInvocationID / G, lane = gl_SubgroupInvocationID % G;
+    for (uint rb = gl_SubgroupID; rb < N / 16; rb += gl_NumSubgroups) {
+        uint base = rb * 16 * N;
+        MATA qa;
+        coopMatLoad(qa, Qs, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+        for (uint j = 0; j < N / 16; j++) {
+            MATB kb;
+            coopMatLoad(kb, Ks, j * 16 * D, D, gl_CooperativeMatrixLayoutColumnMajor);
+            ACC s = coopMatMulAdd(qa, kb, ACC(0.0));
+            coopMatStore(s, Fs, base + j * 16, N, gl_CooperativeMatrixLayoutRowMajor);
+        }
+        sync_subgroup();
+        // Softmax of row r over its keys j = G k + lane, visited from a per-row start so that the
+        // block's rows read different banks at each step: the scores with their bias held in
+        // registers and their maximum, then the exponentials (unnormalised, at most 1) into P as
+        // f16 and their sum. The loops run to the most keys an invocation takes (subgroups of
+        // 32: G = 2) so that a[] stays in registers; wider subgroups skip the rest. (Reading the
+        // scores twice instead, 72 registers against 127, took level 0's attention from 0.202 to
+        // 0.260 ms at 4K on the H200.)
+        uint r = rb * 16 + rib;
+        uint row = r * N, j0 = G * rib + lane;
+        uint ix = r % TS_WINDOW, iy = r / TS_WINDOW;
+        float a[N / 2];
+        float m = -3.4e38;
+        for (uint k = 0; k < N / 2; k++) {
+            if (k < N / G) {
+                uint j = (j0 + G * k) % N, jx = j % TS_WINDOW, jy = j / TS_WINDOW;
+                a[k] = Fs[row + j] + bias[(iy - jy + 7) * 15 + (ix - jx + 7)];
+                m = max(m, a[k]);
+            }
+        }
+        for (uint o = 1; o < G; o *= 2) m = max(m, subgroupShuffleXor(m, o));
+        float sum = 0.0;
+        for (uint k = 0; k < N / 2; k++) {
+            if (k < N / G) {
+                uint j = (j0 + G * k) % N;
+                float e = exp(a[k] - m);
+                Ps[row + j] = float16_t(e);
+                sum += e;
+            }
+        }
+        for (uint o = 1; o < G; o *= 2) sum += subgroupShuffleXor(sum, o);
+        sync_subgroup();
+        ACC o = ACC(0.0);
+        for (uint j = 0; j < N / 16; j++) {
+            MATA pa;
+            coopMatLoad(pa, Ps, base + j * 16, N, gl_CooperativeMatrixLayoutRowMajor);
+            MATB vb;
+            coopMatLoad(vb, Vs, j * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+            o = coopMatMulAdd(pa, vb, o);
+        }
+        // The block's scores are spent: O (f32, stride D) takes their place, and each row's
+        // owners divide their row by its sum, round it to f16 and write D / G channels each.
+        coopMatStore(o, Fs, base, D, gl_CooperativeMatrixLayoutRowMajor);
+        sync_subgroup();
+        float inv = 1.0 / sum;
+        F16x4Buf out4 = F16x4Buf(pc.out_);
+        for (uint d = lane * 4; d < D; d += 4 * G) {
+            uint f = base + rib * D + d;
+            vec4 v = vec4(Fs[f], Fs[f + 1], Fs[f + 2], Fs[f + 3]) * inv;
+            out4.v[(toks[r] * C + h * D + d) / 4] = f16vec4(v);
+        }
+    }
+}
