@@ -336,7 +336,7 @@ impl Model {
         if path == NetPath::CoopMat {
             for l in layers.all() {
                 if let Some(cols) = tiles.cols(shared.caps.shared_memory, &l) {
-                    pipelines.build(&l.coop_variant(pkg.config.pixel_embed as u32, tiles.rows(&l), cols))?;
+                    pipelines.build(&l.coop_variant(pkg.config.pixel_embed as u32, tiles.rows(shared.caps.shared_memory, &l), cols))?;
                 }
             }
         }
@@ -385,7 +385,7 @@ impl Model {
         let p = self.config.pixel_embed as u32;
         if let (NetPath::CoopMat, Some(cols)) = (&self.path, self.tiles.cols(self.shared.caps.shared_memory, l)) {
             // One workgroup per `rows` tokens; it loops over the output chunks itself.
-            let rows = self.tiles.rows(l);
+            let rows = self.tiles.rows(self.shared.caps.shared_memory, l);
             (l.coop_variant(p, rows, cols), ((tokens as u32).div_ceil(rows), 1, 1))
         } else {
             ((l.variant(p)), ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1))

@@ -100,13 +100,15 @@ impl NetTiles {
         parts.join(", ")
     }
 
-    /// Tokens a workgroup of the cooperative-matrix shader takes for layer `l`.
-    pub fn rows(&self, l: &LinearSpec) -> u32 {
+    /// Tokens a workgroup of the cooperative-matrix shader takes for layer `l` on a device with
+    /// `shared_memory` bytes a workgroup.
+    pub fn rows(&self, shared_memory: u32, l: &LinearSpec) -> u32 {
         self.rows.unwrap_or(if l.level == 0 {
             32
-        } else if l.mode == b::MODE_MERGE && l.level == 1 {
+        } else if l.mode == b::MODE_MERGE && l.level == 1 && l.coop_shared_bytes(128, 16) + 1024 <= shared_memory {
             // The merge out of level 0: 0.145 -> 0.113 ms at 4K with 128 rows, where the merge
-            // into level 2 loses with them (0.062 -> 0.185; thirty-seventh session).
+            // into level 2 loses with them (0.062 -> 0.185; thirty-seventh session). Where 128
+            // rows do not fit the device's shared memory, the default.
             128
         } else {
             b::COOP_ROWS
@@ -126,7 +128,7 @@ impl NetTiles {
             b::MODE_EXPAND => self.cols.unwrap_or(64),
             _ => self.cols.unwrap_or(b::COOP_COLS_DEFAULT),
         };
-        let rows = self.rows(l);
+        let rows = self.rows(shared_memory, l);
         let fits: Vec<u32> = [64, 32, 16].into_iter().filter(|&c| c <= cap && l.coop_shared_bytes(rows, c) + 1024 <= shared_memory).collect();
         let even = self.even && l.residual == 1;
         even.then(|| fits.iter().copied().find(|&c| l.out % c == 0)).flatten().or(fits.first().copied())
@@ -162,14 +164,15 @@ mod tests {
         let t = NetTiles::default();
         let big = 48 * 1024;
         // Rows: 32 over level 0's tokens, 64 below.
-        assert_eq!(t.rows(&spec(128, 32, 0)), 32);
-        assert_eq!(t.rows(&spec(96, 288, 2)), 64);
-        assert_eq!(NetTiles { rows: Some(128), ..t }.rows(&spec(128, 32, 0)), 128);
+        assert_eq!(t.rows(big, &spec(128, 32, 0)), 32);
+        assert_eq!(t.rows(big, &spec(96, 288, 2)), 64);
+        assert_eq!(NetTiles { rows: Some(128), ..t }.rows(big, &spec(128, 32, 0)), 128);
         // The merge out of level 0 takes 128, the one into level 2 the default.
         let merge = |inp, out, level| LinearSpec { mode: b::MODE_MERGE, ..spec(inp, out, level) };
-        assert_eq!(t.rows(&merge(128, 48, 1)), 128);
-        assert_eq!(t.rows(&merge(192, 96, 2)), 64);
-        assert_eq!(NetTiles { rows: Some(64), ..t }.rows(&merge(128, 48, 1)), 64);
+        assert_eq!(t.rows(big, &merge(128, 48, 1)), 128);
+        assert_eq!(t.rows(big, &merge(192, 96, 2)), 64);
+        assert_eq!(NetTiles { rows: Some(64), ..t }.rows(big, &merge(128, 48, 1)), 64);
+        assert_eq!(t.rows(32 * 1024, &merge(128, 48, 1)), 64, "128 rows of 128 inputs do not fit 32 KiB");
         // Chunks: 32 for a plain layer, 64 for an expansion, the head its own.
         assert_eq!(t.cols(big, &spec(32, 96, 0)), Some(32));
         let expand = LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..spec(48, 128, 1) };
