@@ -61,17 +61,13 @@ void main() {
     uint n = gl_WorkGroupSize.x;
     uint win = gl_WorkGroupID.x;
     uint h = gl_WorkGroupID.y;
-    uint wins_x = pc.width / TS_WINDOW;
-    uint wx = win % wins_x, wy = win / wins_x;
     vec4 q[QMAX][D4];
     uint tok[QMAX], ixs[QMAX], iys[QMAX];
     F16x4Buf qkv4 = F16x4Buf(pc.qkv);
     for (int u = 0; u < QPI; u++) {
         uint i = lid + u * n;
         uint ix = i % TS_WINDOW, iy = i / TS_WINDOW;
-        uint x = (wx * TS_WINDOW + ix + pc.width - pc.shift_x % pc.width) % pc.width;
-        uint y = (wy * TS_WINDOW + iy + pc.height - pc.shift_y % pc.height) % pc.height;
-        uint t = y * pc.width + x;
+        uint t = window_token(win, i, pc.width, pc.height, pc.shift_x, pc.shift_y);
         uint base = t * 3 * C + h * TS_HEAD_DIM;
         tok[u] = t;
         ixs[u] = ix;

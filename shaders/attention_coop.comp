@@ -51,16 +51,11 @@ void sync_subgroup() {
 void main() {
     uint lid = gl_LocalInvocationID.x;
     uint h = gl_WorkGroupID.y;
-    uint wins_x = pc.width / TS_WINDOW;
-    uint wx = gl_WorkGroupID.x % wins_x, wy = gl_WorkGroupID.x / wins_x;
     // Each window position's q, k and v (four channels an invocation and step).
     F16x4Buf qkv4 = F16x4Buf(pc.qkv);
     for (uint e = lid; e < N * D / 4; e += gl_WorkGroupSize.x) {
         uint i = e / (D / 4), d4 = e % (D / 4);
-        uint ix = i % TS_WINDOW, iy = i / TS_WINDOW;
-        uint x = (wx * TS_WINDOW + ix + pc.width - pc.shift_x % pc.width) % pc.width;
-        uint y = (wy * TS_WINDOW + iy + pc.height - pc.shift_y % pc.height) % pc.height;
-        uint t = y * pc.width + x;
+        uint t = window_token(gl_WorkGroupID.x, i, pc.width, pc.height, pc.shift_x, pc.shift_y);
         if (d4 == 0) toks[i] = t;
         uint base = (t * 3 * C + h * D) / 4 + d4;
         f16vec4 q = qkv4.v[base], k = qkv4.v[base + C / 4], v = qkv4.v[base + 2 * C / 4];

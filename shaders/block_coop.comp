@@ -127,12 +127,8 @@ void main() {
     sub = gl_SubgroupID;
     row = sub * 16 + gl_SubgroupInvocationID / 2;
     half_ = gl_SubgroupInvocationID % 2;
-    uint wins_x = pc.width / TS_WINDOW;
-    uint wx = gl_WorkGroupID.x % wins_x, wy = gl_WorkGroupID.x / wins_x;
     uint ix = row % TS_WINDOW, iy = row / TS_WINDOW;
-    uint tx = (wx * TS_WINDOW + ix + pc.width - pc.shift_x % pc.width) % pc.width;
-    uint ty = (wy * TS_WINDOW + iy + pc.height - pc.shift_y % pc.height) % pc.height;
-    uint t = ty * pc.width + tx;
+    uint t = window_token(gl_WorkGroupID.x, row, pc.width, pc.height, pc.shift_x, pc.shift_y);
     for (int i = 0; i < HALF; i++) xr[i] = pc.x.v[t * C + 2 * i + half_];
 
     // Attention.

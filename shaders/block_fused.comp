@@ -46,12 +46,8 @@ float dot_row(uint i, F16Buf w, uint o) {
 
 void main() {
     uint i = gl_LocalInvocationID.x;
-    uint wins_x = pc.width / TS_WINDOW;
-    uint wx = gl_WorkGroupID.x % wins_x, wy = gl_WorkGroupID.x / wins_x;
     uint ix = i % TS_WINDOW, iy = i / TS_WINDOW;
-    uint tx = (wx * TS_WINDOW + ix + pc.width - pc.shift_x % pc.width) % pc.width;
-    uint ty = (wy * TS_WINDOW + iy + pc.height - pc.shift_y % pc.height) % pc.height;
-    uint t = ty * pc.width + tx;
+    uint t = window_token(gl_WorkGroupID.x, i, pc.width, pc.height, pc.shift_x, pc.shift_y);
     for (int c = 0; c < C; c++) xs[i * C + c] = pc.x.v[t * C + c];
     layer_norm(i, pc.n1g, pc.n1b);
     // Attention, head by head; the heads' outputs (rounded to f16 like the unfused path's

@@ -56,3 +56,14 @@ float silu(float x) { return x / (1.0 + exp(-x)); }
 // NaN once e^2x overflows); tanh(15) rounds to 1 in f32, so the clamp changes no result.
 float tanh_safe(float x) { return tanh(clamp(x, -15.0, 15.0)); }
 float sigmoid(float x) { return 1.0 / (1.0 + exp(-x)); }
+
+// The token at in-window position i (row-major in the 8 x 8 window) of window `win` on a level
+// grid of width x height tokens, its windows shifted by (sx, sy) and wrapping around the grid
+// (docs/NETWORK.md §4, windows on a torus). Every shader that walks a window takes its tokens
+// from here.
+uint window_token(uint win, uint i, uint width, uint height, uint sx, uint sy) {
+    uint wins_x = width / TS_WINDOW;
+    uint x = ((win % wins_x) * TS_WINDOW + i % TS_WINDOW + width - sx % width) % width;
+    uint y = ((win / wins_x) * TS_WINDOW + i / TS_WINDOW + height - sy % height) % height;
+    return y * width + x;
+}
