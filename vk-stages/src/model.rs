@@ -43,6 +43,20 @@ impl LinearSpec {
     pub fn coop_variant(&self, p: u32, rows: u32, cols: u32) -> Variant {
         Variant::new("linear_coop", &self.spec(p, rows, cols))
     }
+    /// The cooperative-matrix variant that keeps its results in the accumulators
+    /// (linear_direct_coop.comp; plain and merge layers): `rows` tokens a workgroup, up to `cols`
+    /// outputs (four accumulators of 16) per chunk.
+    pub fn direct_variant(&self, p: u32, rows: u32, cols: u32) -> Variant {
+        Variant::new("linear_direct_coop", &self.spec(p, rows, cols))
+    }
+    /// Shared memory of linear_direct_coop.comp with `rows` tokens a workgroup: the input rows
+    /// where they are staged (a LayerNorm, the merge gather, f32 rows), the bias in 16 rows (f32
+    /// for the head, with its per-pixel path's 16 x 16 matrix).
+    pub fn direct_shared_bytes(&self, rows: u32) -> u32 {
+        let staged = self.ln == 1 || self.mode != b::MODE_PLAIN || self.in_f16 == 0;
+        let bias = if self.mode == b::MODE_HEAD { 16 * self.out * 4 + 512 } else { 16 * self.out * 2 };
+        (if staged { rows * self.inp * 2 } else { 32 }) + bias
+    }
     fn spec(&self, p: u32, rows: u32, cols: u32) -> [u32; 13] {
         [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols, rows, 2 * rows]
     }
@@ -334,9 +348,12 @@ impl Model {
         let input_spec = input_spec(pkg, pixel_paths);
         Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, &tiles, attention_coop)?;
         if path == NetPath::CoopMat {
+            let pe = pkg.config.pixel_embed as u32;
             for l in layers.all() {
-                if let Some(cols) = tiles.cols(shared.caps.shared_memory, &l) {
-                    pipelines.build(&l.coop_variant(pkg.config.pixel_embed as u32, tiles.rows(shared.caps.shared_memory, &l), cols))?;
+                if let Some((rows, cols)) = tiles.direct(shared.caps.shared_memory, &l, pe) {
+                    pipelines.build(&l.direct_variant(pe, rows, cols))?;
+                } else if let Some(cols) = tiles.cols(shared.caps.shared_memory, &l) {
+                    pipelines.build(&l.coop_variant(pe, tiles.rows(shared.caps.shared_memory, &l), cols))?;
                 }
             }
         }
@@ -383,6 +400,9 @@ impl Model {
     /// The pipeline variant and workgroup counts of a linear layer over `tokens` tokens.
     pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
         let p = self.config.pixel_embed as u32;
+        if let (NetPath::CoopMat, Some((rows, cols))) = (&self.path, self.tiles.direct(self.shared.caps.shared_memory, l, p)) {
+            return (l.direct_variant(p, rows, cols), ((tokens as u32).div_ceil(rows), 1, 1));
+        }
         if let (NetPath::CoopMat, Some(cols)) = (&self.path, self.tiles.cols(self.shared.caps.shared_memory, l)) {
             // One workgroup per `rows` tokens; it loops over the output chunks itself.
             let rows = self.tiles.rows(self.shared.caps.shared_memory, l);

@@ -34,6 +34,11 @@ pub struct NetTiles {
     /// `TESSEL_VK_ATTENTION_COOP=0|1`, default 1: the attention on cooperative matrices
     /// (attention_coop.comp) where the model's path has them ([`attention_coop_fits`]).
     pub attention_coop: bool,
+    /// `TESSEL_VK_COOP_DIRECT=0|1`, default 0: plain and merge layers and the head keep their
+    /// results in the cooperative matrices' accumulators and store them from there
+    /// (linear_direct_coop.comp) instead of staging weights and results in shared memory
+    /// (linear_coop.comp). Opt-in until a GPU has checked and timed it (docs/ENGINE.md).
+    pub direct: bool,
 }
 
 /// Shared memory of attention_coop.comp: q, k, v (f16), the scores (f32) and the softmax
@@ -48,7 +53,7 @@ pub fn attention_coop_fits(subgroup_size: u32, shared_memory: u32) -> bool {
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: false }
     }
 }
 
@@ -78,6 +83,7 @@ impl NetTiles {
             attention_qpi: setting("TESSEL_VK_ATTENTION_QPI", &[1, 2])?.unwrap_or(d.attention_qpi),
             attention_online: setting("TESSEL_VK_ATTENTION_ONLINE", &[0, 1])?.map_or(d.attention_online, |v| v == 1),
             attention_coop: setting("TESSEL_VK_ATTENTION_COOP", &[0, 1])? != Some(0),
+            direct: setting("TESSEL_VK_COOP_DIRECT", &[0, 1])? == Some(1),
         })
     }
 
@@ -89,6 +95,11 @@ impl NetTiles {
             let rows = self.rows.map_or("32 rows at level 0, 128 for its merge, 64 below".to_string(), |r| format!("{r} rows"));
             let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
             parts.push(format!("tiles: {rows}, {cols}, head {} (TESSEL_VK_COOP_ROWS|COLS|HEAD_COLS)", self.head_cols));
+            parts.push(if self.direct {
+                "results straight from the accumulators (TESSEL_VK_COOP_DIRECT=1)".to_string()
+            } else {
+                "results staged in shared memory (TESSEL_VK_COOP_DIRECT=1 keeps them in the accumulators)".to_string()
+            });
         }
         if attention_coop {
             parts.push("attention: cooperative matrices (TESSEL_VK_ATTENTION_COOP=0 for the scalar one)".to_string());
@@ -132,6 +143,20 @@ impl NetTiles {
         let fits: Vec<u32> = [64, 32, 16].into_iter().filter(|&c| c <= cap && l.coop_shared_bytes(rows, c) + 1024 <= shared_memory).collect();
         let even = self.even && l.residual == 1;
         even.then(|| fits.iter().copied().find(|&c| l.out % c == 0)).flatten().or(fits.first().copied())
+    }
+
+    /// Rows a workgroup and outputs a chunk where layer `l` takes linear_direct_coop.comp: plain
+    /// and merge layers, and the head where pixels have 8 embedding values (`p`; its per-pixel
+    /// path is a 16 x 16 product per two pixels), whose shared memory fits with 1 KiB to spare.
+    /// The expansion's scatter takes linear_coop.comp. Chunks of up to 64 outputs (four
+    /// accumulators), or `TESSEL_VK_COOP_COLS`.
+    pub fn direct(&self, shared_memory: u32, l: &LinearSpec, p: u32) -> Option<(u32, u32)> {
+        let mode = matches!(l.mode, b::MODE_PLAIN | b::MODE_MERGE) || (l.mode == b::MODE_HEAD && p == 8 && b::HEAD_CHANNELS == 8);
+        if !self.direct || !mode || l.inp % 16 != 0 || l.out % 16 != 0 {
+            return None;
+        }
+        let rows = self.rows(shared_memory, l);
+        (l.direct_shared_bytes(rows) + 1024 <= shared_memory).then_some((rows, self.cols.unwrap_or(64)))
     }
 
     /// The unfused blocks' attention (attention.comp) at width `c`. Online (the default): each
@@ -203,6 +228,35 @@ mod tests {
         assert!(NetTiles { rows: Some(128), ..t }.describe(true, false).contains("tiles: 128 rows"));
         let d = t.describe(true, true);
         assert!(d.contains("attention: cooperative matrices (TESSEL_VK_ATTENTION_COOP=0") && !d.contains("query"), "{d}");
+    }
+
+    #[test]
+    fn plain_and_merge_layers_keep_their_results_in_the_accumulators() {
+        assert!(!NetTiles::default().direct, "opt-in until a GPU has timed it");
+        let t = NetTiles { direct: true, ..NetTiles::default() };
+        let big = 48 * 1024;
+        let qkv = LinearSpec { ln: 1, out_f16: 1, ..spec(96, 288, 2) };
+        let fc2 = LinearSpec { residual: 1, in_f16: 1, ..spec(64, 32, 0) };
+        let merge = LinearSpec { mode: b::MODE_MERGE, ..spec(128, 48, 1) };
+        assert_eq!(t.direct(big, &qkv, 8), Some((64, 64)));
+        assert_eq!(t.direct(big, &fc2, 8), Some((32, 64)));
+        assert_eq!(t.direct(big, &merge, 8), Some((128, 64)));
+        // Staged inputs count, unstaged ones do not: fc2's f16 rows are read as matrices.
+        assert_eq!(qkv.direct_shared_bytes(64), 64 * 96 * 2 + 16 * 288 * 2);
+        assert_eq!(fc2.direct_shared_bytes(32), 32 + 16 * 32 * 2);
+        // The head where pixels have 8 embedding values; the expansion's scatter never.
+        let head = LinearSpec { mode: b::MODE_HEAD, ln: 1, out_f16: 1, ..spec(32, 128, 0) };
+        assert_eq!(t.direct(big, &head, 8), Some((32, 64)));
+        assert_eq!(head.direct_shared_bytes(32), 32 * 32 * 2 + 16 * 128 * 4 + 512);
+        assert_eq!(t.direct(big, &head, 4), None);
+        let expand = LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..spec(48, 128, 1) };
+        assert_eq!(t.direct(big, &expand, 8), None);
+        // The kill switch, the chunk setting, and a device whose shared memory is too small.
+        assert_eq!(NetTiles { direct: false, ..t }.direct(big, &qkv, 8), None);
+        assert_eq!(NetTiles { cols: Some(32), ..t }.direct(big, &qkv, 8), Some((64, 32)));
+        assert_eq!(t.direct(qkv.direct_shared_bytes(64) + 1023, &qkv, 8), None);
+        assert!(t.describe(true, true).contains("results straight from the accumulators (TESSEL_VK_COOP_DIRECT=1)"));
+        assert!(NetTiles { direct: false, ..t }.describe(true, true).contains("results staged"));
     }
 
     #[test]
