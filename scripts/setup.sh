@@ -8,7 +8,7 @@ set -euo pipefail
 need_root() { if [ "$(id -u)" -ne 0 ]; then echo "sudo"; fi; }
 SUDO=$(need_root)
 
-pkgs=(libvulkan1 vulkan-tools glslc clang-19 lld-19 llvm-19 pkg-config ca-certificates)
+pkgs=(libvulkan1 vulkan-tools glslc clang-19 lld-19 llvm-19 pkg-config ca-certificates curl xz-utils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

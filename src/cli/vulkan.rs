@@ -27,6 +27,7 @@ pub fn vulkan_device() -> Result<Arc<DeviceShared>, String> {
 pub fn device_line(c: &Caps, path: &NetPath) -> String {
     let yes = |b: bool| if b { "yes" } else { "no" };
     let coop = match path {
+        NetPath::CoopMat if c.coopmat_forced => "yes (f16 16x16x16, forced by TESSEL_VK_COOPMAT_ANY_SIZE=1: outside the Vulkan spec)".to_string(),
         NetPath::CoopMat => "yes (f16 16x16x16)".to_string(),
         NetPath::Scalar { why } => format!("not used (scalar path: {why})"),
     };

@@ -27,6 +27,9 @@ pub struct Caps {
     pub timeline_semaphore: bool,
     /// VK_KHR_cooperative_matrix with f16 x f16 -> f32 at 16x16x16, subgroup scope.
     pub coopmat_f16_16: bool,
+    /// `coopmat_f16_16` only because `TESSEL_VK_COOPMAT_ANY_SIZE=1` asked for it: the driver
+    /// lists f16 x f16 -> f32 at other sizes alone ([`coopmat_f16_16`]).
+    pub coopmat_forced: bool,
     /// VK_KHR_external_memory_fd (OPAQUE_FD buffers can be exported).
     pub external_memory_fd: bool,
     /// VK_KHR_external_semaphore_fd.
@@ -102,7 +105,11 @@ impl Caps {
             yes(self.f16_arithmetic),
             self.subgroup_size,
             self.shared_memory / 1024,
-            if self.coopmat_f16_16 { "f16 16x16x16" } else { "no" },
+            match (self.coopmat_f16_16, self.coopmat_forced) {
+                (true, false) => "f16 16x16x16",
+                (true, true) => "f16 16x16x16 (forced by TESSEL_VK_COOPMAT_ANY_SIZE=1: the driver lists other sizes; a development harness outside the Vulkan spec)",
+                _ => "no",
+            },
             yes(self.external_memory_fd),
             yes(self.external_semaphore_fd),
             yes(self.binary_import),
@@ -211,7 +218,10 @@ fn query_caps(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevi
         instance.get_physical_device_features2(pd, &mut f2);
         let f = f2.features;
         let coopmat_ext = has_ext(&exts, ash::khr::cooperative_matrix::NAME);
-        let coopmat_f16_16 = coopmat_ext && coopmat_f16_16(entry, instance, pd);
+        let any_size = std::env::var("TESSEL_VK_COOPMAT_ANY_SIZE").is_ok_and(|v| v == "1");
+        let (listed, other_sizes) = if coopmat_ext { coopmat_f16_16(entry, instance, pd) } else { (false, false) };
+        let coopmat_forced = !listed && other_sizes && any_size;
+        let coopmat_f16_16 = listed || coopmat_forced;
         let qf = instance.get_physical_device_queue_family_properties(pd);
         let queue = pick_queue_family(&qf, prefer_compute_only_queue());
         let ts_bits = queue.map(|q| q.timestamp_bits).unwrap_or(0);
@@ -232,6 +242,7 @@ fn query_caps(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevi
             buffer_device_address: f12.buffer_device_address == vk::TRUE,
             timeline_semaphore: f12.timeline_semaphore == vk::TRUE,
             coopmat_f16_16,
+            coopmat_forced,
             external_memory_fd: has_ext(&exts, ash::khr::external_memory_fd::NAME),
             external_semaphore_fd: has_ext(&exts, ash::khr::external_semaphore_fd::NAME),
             binary_import: has_ext(&exts, ash::nvx::binary_import::NAME),
@@ -242,19 +253,23 @@ fn query_caps(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevi
     }
 }
 
-fn coopmat_f16_16(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevice) -> bool {
+/// Whether the driver lists f16 x f16 -> f32 cooperative matrices of subgroup scope at 16x16x16,
+/// and whether it lists them at some other size. Lavapipe (Mesa 26) lists 8x8x8 alone, yet its
+/// shader compiler lowers any size to plain arithmetic, so with `TESSEL_VK_COOPMAT_ANY_SIZE=1`
+/// the cooperative-matrix shaders run there and can be checked against the CPU reference without
+/// a GPU (scripts/lavapipe_coop.sh): a development harness, outside the Vulkan spec.
+fn coopmat_f16_16(entry: &ash::Entry, instance: &ash::Instance, pd: vk::PhysicalDevice) -> (bool, bool) {
     let entry_fn = ash::khr::cooperative_matrix::Instance::new(entry, instance);
     let props = unsafe { entry_fn.get_physical_device_cooperative_matrix_properties(pd) }.unwrap_or_default();
-    props.iter().any(|p| {
-        p.m_size == 16
-            && p.n_size == 16
-            && p.k_size == 16
-            && p.a_type == vk::ComponentTypeKHR::FLOAT16
+    let f16 = |p: &&vk::CooperativeMatrixPropertiesKHR| {
+        p.a_type == vk::ComponentTypeKHR::FLOAT16
             && p.b_type == vk::ComponentTypeKHR::FLOAT16
             && p.c_type == vk::ComponentTypeKHR::FLOAT32
             && p.result_type == vk::ComponentTypeKHR::FLOAT32
             && p.scope == vk::ScopeKHR::SUBGROUP
-    })
+    };
+    let listed = props.iter().filter(f16).any(|p| p.m_size == 16 && p.n_size == 16 && p.k_size == 16);
+    (listed, props.iter().any(|p| f16(&p)))
 }
 
 fn rank(c: &Caps) -> u32 {
@@ -405,6 +420,7 @@ mod tests {
             buffer_device_address: true,
             timeline_semaphore: true,
             coopmat_f16_16: false,
+            coopmat_forced: false,
             external_memory_fd: true,
             external_semaphore_fd: false,
             binary_import: false,
