@@ -141,6 +141,8 @@ step "tessel check, the shaders' network with the scalar attention (TESSEL_VK_NA
 TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_scalar_attention.json"
 step "tessel check, the shaders' network with results kept in the accumulators (TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=1, linear_direct_coop.comp: opt-in until checked and timed here)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=1 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_direct.json"
+step "tessel check, results kept in the accumulators with each MLP in two dispatches (TESSEL_VK_COOP_DIRECT=1 TESSEL_VK_COOP_MLP=0)"
+TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=1 TESSEL_VK_COOP_MLP=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_direct_mlp0.json"
 step "tessel check, scalar path (TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0 run $B/tessel check --network vulkan --json "$OUT/check_scalar.json"
 
@@ -154,6 +156,8 @@ for s in "2560x1440 2" "3840x2160 2"; do
   TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_scalar_attention.json"
   step "tessel bench --network vulkan at $size, the shaders' network with results kept in the accumulators (TESSEL_VK_COOP_DIRECT=1)"
   TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=1 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_direct.json"
+  step "tessel bench --network vulkan at $size, results in the accumulators, each MLP in two dispatches (TESSEL_VK_COOP_DIRECT=1 TESSEL_VK_COOP_MLP=0)"
+  TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=1 TESSEL_VK_COOP_MLP=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_direct_mlp0.json"
 done
 presets
 export TESSEL_VK_NATIVE=0  # the rest measures the shaders' network

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Part of `make test`: the shaders' network on the cooperative-matrix path, both linear shaders
-# (linear_coop.comp staged, linear_direct_coop.comp with TESSEL_VK_COOP_DIRECT=1), against the
+# (linear_coop.comp staged, linear_direct_coop.comp with TESSEL_VK_COOP_DIRECT=1, with each MLP in
+# one dispatch, mlp_direct_coop.comp, and with TESSEL_VK_COOP_MLP=0 in two), against the
 # CPU reference through `tessel check`, on Debian unstable's lavapipe (scripts/lavapipe_coop.sh:
 # a development harness outside the Vulkan spec, where Debian 12's lavapipe has no cooperative
 # matrices). Fails when a check fails or the path did not run; says "skipped" loudly when that
@@ -18,17 +19,18 @@ if ! grep -q "cooperative matrix f16 16x16x16 (forced" /tmp/tessel-lavapipe-coop
   exit 0
 fi
 fail=0
-for direct in 0 1; do
-  log=/tmp/tessel-lavapipe-coop-check-$direct.txt
-  echo "tessel check --network vulkan on unstable lavapipe, cooperative-matrix shaders, TESSEL_VK_COOP_DIRECT=$direct"
-  TESSEL_VK_COOP_DIRECT=$direct bash scripts/lavapipe_coop.sh "$tessel" check --network vulkan > "$log" 2>&1
+for run in "0 1 results staged in shared memory" "1 1 each MLP in one dispatch" "1 0 MLPs in two dispatches"; do
+  read -r direct mlp words <<< "$run"
+  log=/tmp/tessel-lavapipe-coop-check-$direct$mlp.txt
+  env="TESSEL_VK_COOP_DIRECT=$direct TESSEL_VK_COOP_MLP=$mlp"
+  echo "tessel check --network vulkan on unstable lavapipe, cooperative-matrix shaders, $env"
+  env $env bash scripts/lavapipe_coop.sh "$tessel" check --network vulkan > "$log" 2>&1
   rc=$?
   grep -E "^(summary|backend|vulkan) " "$log"
   want="network: shaders (cooperative matrix f16 16x16x16"
   forced="cooperative matrix: yes (f16 16x16x16, forced by TESSEL_VK_COOPMAT_ANY_SIZE=1"
-  words=$([ $direct = 1 ] && echo "results straight from the accumulators" || echo "results staged in shared memory")
   if [ $rc != 0 ] || ! grep -qF "$want" "$log" || ! grep -qF "$words" "$log" || ! grep -qF "$forced" "$log"; then
-    echo "FAILED: TESSEL_VK_COOP_DIRECT=$direct (exit $rc; the start-up line must name \"$want\" and \"$words\"; log $log):"
+    echo "FAILED: $env (exit $rc; the start-up line must name \"$want\" and \"$words\"; log $log):"
     grep -E "network:|error" "$log" | cut -c1-400
     fail=1
   fi

@@ -20,16 +20,6 @@ layout(constant_id = TS_SPEC_ROWS) const int ROWS = TS_COOP_ROWS;
 layout(local_size_x_id = TS_SPEC_THREADS) in;
 const uint THREADS = gl_WorkGroupSize.x;
 
-// Matrix loads and stores of whole 16-element rows: the base addresses are 256-byte aligned and
-// every row offset is a multiple of 16 elements.
-layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F16Rows { float16_t v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F32Rows { float v[]; };
-
-#define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-#define ACC16 coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-#define MATA coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
-#define MATB coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
-
 // Inputs read as matrices straight from the buffer: f16 rows that need nothing first.
 const bool STAGED = LN != 0 || MODE != TS_MODE_PLAIN || IN_F16 == 0;
 // The head (P = 8): the per-pixel path is one more product per 16 outputs (two pixels' 8 head
@@ -42,42 +32,7 @@ shared float16_t As[STAGED ? ROWS * IN : 16];
 shared float16_t Bs[HEAD ? 16 : 16 * OUT];
 shared float Bf[HEAD ? 16 * OUT : 4];
 shared float16_t Pm[HEAD ? 256 : 16];
-
-// The workgroup's input rows as f16 in As. LayerNorm: two invocations a row (adjacent in their
-// subgroup), each over half of it from the buffer into registers: mean, then the variance
-// around it, as the reference takes them.
-void stage_rows(uint t0) {
-    uint tid = gl_LocalInvocationID.x;
-    if (LN == 0) {
-        const uint Q = IN / 4;
-        for (uint e = tid; e < ROWS * Q; e += THREADS) {
-            uint r = e / Q, i = (e % Q) * 4;
-            vec4 v = t0 + r < pc.tokens ? linear_input4(t0 + r, i) : vec4(0.0);
-            for (int j = 0; j < 4; j++) As[r * IN + i + j] = float16_t(v[j]);
-        }
-        return;
-    }
-    const uint H = IN / 2;
-    uint r = tid / 2, i0 = (tid % 2) * H;
-    bool live = t0 + r < pc.tokens;
-    vec4 v[H / 4];
-    float s = 0.0;
-    for (uint j = 0; j < H / 4; j++) {
-        v[j] = live ? linear_input4(t0 + r, i0 + 4 * j) : vec4(0.0);
-        s += v[j].x; s += v[j].y; s += v[j].z; s += v[j].w;
-    }
-    float mean = (s + subgroupShuffleXor(s, 1)) / float(IN);
-    float q = 0.0;
-    for (uint j = 0; j < H / 4; j++) {
-        vec4 d = v[j] - mean;
-        q += d.x * d.x; q += d.y * d.y; q += d.z * d.z; q += d.w * d.w;
-    }
-    float inv = 1.0 / sqrt((q + subgroupShuffleXor(q, 1)) / float(IN) + 1e-5);
-    for (uint j = 0; j < H / 4; j++) {
-        vec4 a = ln_affine4(v[j], i0 + 4 * j, mean, inv);
-        for (int k = 0; k < 4; k++) As[r * IN + i0 + 4 * j + k] = float16_t(a[k]);
-    }
-}
+#include "coop_direct.glsl"
 
 MATA load_a(uint row0, uint rb, uint k) {
     MATA a;

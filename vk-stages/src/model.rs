@@ -57,6 +57,16 @@ impl LinearSpec {
         let bias = if self.mode == b::MODE_HEAD { 16 * self.out * 4 + 512 } else { 16 * self.out * 2 };
         (if staged { rows * self.inp * 2 } else { 32 }) + bias
     }
+    /// A block's MLP in one dispatch (mlp_direct_coop.comp): `self` is its fc1 (IN the level's
+    /// width, OUT the hidden width), `rows` tokens a workgroup.
+    pub fn mlp_variant(&self, p: u32, rows: u32) -> Variant {
+        Variant::new("mlp_direct_coop", &self.spec(p, rows, 64))
+    }
+    /// Shared memory of mlp_direct_coop.comp with `rows` tokens a workgroup (`self` its fc1): the
+    /// normalised rows and the hidden activations (f16), both biases in 16 rows.
+    pub fn mlp_shared_bytes(&self, rows: u32) -> u32 {
+        rows * (self.inp + self.out) * 2 + 16 * (self.inp + self.out) * 2
+    }
     fn spec(&self, p: u32, rows: u32, cols: u32) -> [u32; 13] {
         [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols, rows, 2 * rows]
     }
@@ -356,6 +366,11 @@ impl Model {
                     pipelines.build(&l.coop_variant(pe, tiles.rows(shared.caps.shared_memory, &l), cols))?;
                 }
             }
+            for fc1 in &layers.fc1 {
+                if let Some(rows) = tiles.mlp(shared.caps.shared_memory, fc1) {
+                    pipelines.build(&fc1.mlp_variant(pe, rows))?;
+                }
+            }
         }
         pipelines.save_cache();
         let fused = fused_levels(shared, &pkg.config, &path);
@@ -410,6 +425,17 @@ impl Model {
         } else {
             ((l.variant(p)), ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1))
         }
+    }
+
+    /// The pipeline variant and workgroup counts of a level's whole MLP in one dispatch over
+    /// `tokens` tokens, where the path runs it (`NetTiles::mlp`); None: fc1 and fc2 apart.
+    pub fn mlp_dispatch(&self, level: usize, tokens: usize) -> Option<(Variant, (u32, u32, u32))> {
+        let fc1 = &self.layers.fc1[level];
+        if self.path != NetPath::CoopMat {
+            return None;
+        }
+        let rows = self.tiles.mlp(self.shared.caps.shared_memory, fc1)?;
+        Some((fc1.mlp_variant(self.config.pixel_embed as u32, rows), ((tokens as u32).div_ceil(rows), 1, 1)))
     }
 
     /// The shader that runs a level's blocks as one dispatch each, if any (`fused_levels`).

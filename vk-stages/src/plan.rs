@@ -187,8 +187,38 @@ impl PlanBuilder<'_> {
         self.push_step(&m.tiles.attention(c, m.attention_coop), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"), cost);
         self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, ATTENTION_SHIFT_OFFSET));
         self.linear(&ly.proj[level], (attn, x), &format!("{name}.proj"), (t, w), none, None);
+        if let Some((variant, groups)) = m.mlp_dispatch(level, t) {
+            return self.mlp(&variant, groups, bs, (t, w));
+        }
         self.linear(&ly.fc1[level], (x, hidden), &format!("{name}.fc1"), (t, w), none, Some(&format!("{name}.norm2")));
         self.linear(&ly.fc2[level], (hidden, x), &format!("{name}.fc2"), (t, w), none, None);
+    }
+
+    /// A block's MLP in one dispatch (mlp_direct_coop.comp, the linear layers' push constants:
+    /// the stream as x and y, fc1's weight and bias, fc2's as aux and aux_w, norm2's).
+    fn mlp(&mut self, variant: &Variant, groups: (u32, u32, u32), bs: &BlockSpec, (tokens, width): (usize, usize)) {
+        let m = self.model;
+        let (level, n) = (bs.level, bs.name.as_str());
+        let x = self.bufs.x[level];
+        let push = Push::new()
+            .u64(x)
+            .u64(x)
+            .u64(m.tensor(&format!("{n}.fc1.weight")))
+            .u64(m.tensor(&format!("{n}.fc1.bias")))
+            .u64(m.tensor(&format!("{n}.fc2.weight")))
+            .u64(m.tensor(&format!("{n}.fc2.bias")))
+            .u64(0)
+            .u64(m.tensor(&format!("{n}.norm2.weight")))
+            .u64(m.tensor(&format!("{n}.norm2.bias")))
+            .u32(tokens as u32)
+            .u32(width as u32);
+        let (fc1, fc2) = (&m.layers.fc1[level], &m.layers.fc2[level]);
+        let p = m.config.pixel_embed as u64;
+        let (a, b) = (linear_cost(fc1, tokens as u64, p, false), linear_cost(fc2, tokens as u64, p, false));
+        // Without the hidden activations' store and load.
+        let hidden = 2 * 2 * tokens as u64 * fc1.out as u64;
+        let cost = Cost { bytes: a.bytes + b.bytes - hidden, flops: a.flops + b.flops };
+        self.push_step(variant, push, groups, format!("{n}.mlp"), cost);
     }
 
     /// The whole network in execution order (docs/NETWORK.md §4).

@@ -39,6 +39,9 @@ pub struct NetTiles {
     /// (linear_direct_coop.comp) instead of staging weights and results in shared memory
     /// (linear_coop.comp). Opt-in until a GPU has checked and timed it (docs/ENGINE.md).
     pub direct: bool,
+    /// `TESSEL_VK_COOP_MLP=0|1`, default 1: with `direct`, each block's MLP runs as one dispatch
+    /// (mlp_direct_coop.comp) where its shared memory fits, its hidden activations never stored.
+    pub mlp: bool,
 }
 
 /// Shared memory of attention_coop.comp: q, k, v (f16), the scores (f32) and the softmax
@@ -53,7 +56,7 @@ pub fn attention_coop_fits(subgroup_size: u32, shared_memory: u32) -> bool {
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: false }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: false, mlp: true }
     }
 }
 
@@ -84,6 +87,7 @@ impl NetTiles {
             attention_online: setting("TESSEL_VK_ATTENTION_ONLINE", &[0, 1])?.map_or(d.attention_online, |v| v == 1),
             attention_coop: setting("TESSEL_VK_ATTENTION_COOP", &[0, 1])? != Some(0),
             direct: setting("TESSEL_VK_COOP_DIRECT", &[0, 1])? == Some(1),
+            mlp: setting("TESSEL_VK_COOP_MLP", &[0, 1])? != Some(0),
         })
     }
 
@@ -96,7 +100,8 @@ impl NetTiles {
             let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
             parts.push(format!("tiles: {rows}, {cols}, head {} (TESSEL_VK_COOP_ROWS|COLS|HEAD_COLS)", self.head_cols));
             parts.push(if self.direct {
-                "results straight from the accumulators (TESSEL_VK_COOP_DIRECT=1)".to_string()
+                let mlp = if self.mlp { ", each MLP in one dispatch (TESSEL_VK_COOP_MLP=0 for two)" } else { ", MLPs in two dispatches (TESSEL_VK_COOP_MLP=0)" };
+                format!("results straight from the accumulators (TESSEL_VK_COOP_DIRECT=1){mlp}")
             } else {
                 "results staged in shared memory (TESSEL_VK_COOP_DIRECT=1 keeps them in the accumulators)".to_string()
             });
@@ -157,6 +162,20 @@ impl NetTiles {
         }
         let rows = self.rows(shared_memory, l);
         (l.direct_shared_bytes(rows) + 1024 <= shared_memory).then_some((rows, self.cols.unwrap_or(64)))
+    }
+
+    /// Rows a workgroup where a block's MLP (`fc1` its first layer) runs as one dispatch
+    /// (mlp_direct_coop.comp): with `direct` and `mlp`, the layer's rows or fewer (halved down to
+    /// 16) so that its shared memory fits with 1 KiB to spare.
+    pub fn mlp(&self, shared_memory: u32, fc1: &LinearSpec) -> Option<u32> {
+        if !self.direct || !self.mlp || fc1.inp % 16 != 0 || fc1.out % 16 != 0 {
+            return None;
+        }
+        let mut rows = self.rows(shared_memory, fc1);
+        while rows > 16 && fc1.mlp_shared_bytes(rows) + 1024 > shared_memory {
+            rows /= 2;
+        }
+        (fc1.mlp_shared_bytes(rows) + 1024 <= shared_memory).then_some(rows)
     }
 
     /// The unfused blocks' attention (attention.comp) at width `c`. Online (the default): each
@@ -255,7 +274,16 @@ mod tests {
         assert_eq!(NetTiles { direct: false, ..t }.direct(big, &qkv, 8), None);
         assert_eq!(NetTiles { cols: Some(32), ..t }.direct(big, &qkv, 8), Some((64, 32)));
         assert_eq!(t.direct(qkv.direct_shared_bytes(64) + 1023, &qkv, 8), None);
-        assert!(t.describe(true, true).contains("results straight from the accumulators (TESSEL_VK_COOP_DIRECT=1)"));
+        assert!(t.describe(true, true).contains("results straight from the accumulators (TESSEL_VK_COOP_DIRECT=1), each MLP in one dispatch"));
+        // The MLP in one dispatch: the level's rows where they fit, fewer where not, none
+        // without `direct` or with its own switch off.
+        let fc1 = |c: usize, level| LinearSpec { act: 1, ln: 1, out_f16: 1, ..spec(c, 2 * c, level) };
+        assert_eq!(t.mlp(big, &fc1(32, 0)), Some(32));
+        assert_eq!(t.mlp(big, &fc1(96, 2)), Some(64), "{}", fc1(96, 2).mlp_shared_bytes(64));
+        assert_eq!(t.mlp(32 * 1024, &fc1(96, 2)), Some(32), "lavapipe's 32 KiB");
+        assert_eq!(t.mlp(8 * 1024, &fc1(96, 2)), None);
+        assert_eq!(NetTiles { mlp: false, ..t }.mlp(big, &fc1(32, 0)), None);
+        assert_eq!(NetTiles::default().mlp(big, &fc1(32, 0)), None, "only with TESSEL_VK_COOP_DIRECT=1");
         assert!(NetTiles { direct: false, ..t }.describe(true, true).contains("results staged"));
     }
 

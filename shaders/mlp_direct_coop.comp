@@ -1,0 +1,150 @@
+#version 460
+// A block's MLP in one dispatch on cooperative matrices (docs/ENGINE.md, "The MLP in one
+// dispatch"): x += fc2(SiLU(fc1(LN2(x)))) over ROWS tokens a workgroup of 2 ROWS invocations,
+// with the specialisation and push constants of the linear shaders: IN = C (the level's width),
+// OUT = the hidden width; x is the f32 stream (read and written), w and b fc1's, aux and aux_w
+// fc2's weight and bias, gamma and beta norm2's. The LayerNorm's rows are staged as f16 in shared
+// memory; each subgroup then takes 16-row blocks: the hidden chunk by chunk as accumulators
+// started from fc1's bias, SiLU element by element, rounded to f16 into the block's own rows of
+// shared memory (the hidden activations never reach the buffer), then fc2's products from there,
+// started from fc2's bias and the stream's old values, stored back into the stream. The same
+// arithmetic as fc1 and fc2 in linear_direct_coop.comp, one dispatch and 2 x hidden bytes a token
+// fewer.
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#include "linear_params.glsl"
+#include "linear_epilogue.glsl"
+layout(constant_id = TS_SPEC_ROWS) const int ROWS = TS_COOP_ROWS;
+layout(local_size_x_id = TS_SPEC_THREADS) in;
+const uint THREADS = gl_WorkGroupSize.x;
+const uint C = IN, HID = OUT;
+
+shared float16_t As[ROWS * C];
+// The hidden activations of the workgroup's rows (each 16-row block written and read by the
+// subgroup that owns it).
+shared float16_t Hs[ROWS * HID];
+// fc1's and fc2's biases in 16 equal rows.
+shared float16_t B1[16 * HID];
+shared float16_t B2[16 * C];
+#include "coop_direct.glsl"
+
+ACC start(uint n, uint width, bool second) {
+    ACC16 b16;
+    if (second) coopMatLoad(b16, B2, n, width, gl_CooperativeMatrixLayoutRowMajor);
+    else coopMatLoad(b16, B1, n, width, gl_CooperativeMatrixLayoutRowMajor);
+    return ACC(b16);
+}
+
+// fc1's outputs n..n+15 of block rb: SiLU, f16, into Hs.
+void hidden_out(ACC c, uint rb, uint n) {
+    for (int i = 0; i < c.length(); i++) c[i] = c[i] / (1.0 + exp(-c[i]));
+    ACC16 h = ACC16(c);
+    coopMatStore(h, Hs, rb * 16 * HID + n, HID, gl_CooperativeMatrixLayoutRowMajor);
+}
+
+void main() {
+    uint t0 = gl_WorkGroupID.x * ROWS;
+    for (uint e = gl_LocalInvocationID.x; e < 16 * HID / 4; e += THREADS) {
+        f16vec4 v = F16x4Buf(pc.b).v[e % (HID / 4)];
+        for (int j = 0; j < 4; j++) B1[e * 4 + j] = v[j];
+    }
+    for (uint e = gl_LocalInvocationID.x; e < 16 * C / 4; e += THREADS) {
+        f16vec4 v = F16x4Buf(pc.aux_w).v[e % (C / 4)];
+        for (int j = 0; j < 4; j++) B2[e * 4 + j] = v[j];
+    }
+    stage_rows(t0);
+    barrier();
+    F16Rows w1 = F16Rows(pc.w), w2 = F16Rows(pc.aux);
+    for (uint rb = gl_SubgroupID; rb < ROWS / 16; rb += gl_NumSubgroups) {
+        uint row0 = t0 + rb * 16;
+        if (row0 >= pc.tokens) break;
+        // fc1: K = C from As, the hidden in chunks of up to 64.
+        for (uint n0 = 0; n0 < HID; n0 += 64) {
+            uint nb = min(4u, (HID - n0) / 16);
+            ACC c0 = start(n0, HID, false);
+            ACC c1 = nb > 1 ? start(n0 + 16, HID, false) : ACC(0.0);
+            ACC c2 = nb > 2 ? start(n0 + 32, HID, false) : ACC(0.0);
+            ACC c3 = nb > 3 ? start(n0 + 48, HID, false) : ACC(0.0);
+            for (uint k = 0; k < C; k += 16) {
+                MATA a;
+                coopMatLoad(a, As, rb * 16 * C + k, C, gl_CooperativeMatrixLayoutRowMajor);
+                MATB bm;
+                coopMatLoad(bm, w1.v, n0 * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
+                c0 = coopMatMulAdd(a, bm, c0);
+                if (nb > 1) {
+                    coopMatLoad(bm, w1.v, (n0 + 16) * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
+                    c1 = coopMatMulAdd(a, bm, c1);
+                }
+                if (nb > 2) {
+                    coopMatLoad(bm, w1.v, (n0 + 32) * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
+                    c2 = coopMatMulAdd(a, bm, c2);
+                }
+                if (nb > 3) {
+                    coopMatLoad(bm, w1.v, (n0 + 48) * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
+                    c3 = coopMatMulAdd(a, bm, c3);
+                }
+            }
+            hidden_out(c0, rb, n0);
+            if (nb > 1) hidden_out(c1, rb, n0 + 16);
+            if (nb > 2) hidden_out(c2, rb, n0 + 32);
+            if (nb > 3) hidden_out(c3, rb, n0 + 48);
+        }
+        // The block's hidden rows, written by this subgroup, are read back by it as matrices.
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        // fc2: K = the hidden from Hs, C outputs in chunks of up to 64, added to the stream.
+        for (uint n0 = 0; n0 < C; n0 += 64) {
+            uint nb = min(4u, (C - n0) / 16);
+            F32Rows x = F32Rows(pc.x);
+            ACC c0 = start(n0, C, true);
+            ACC c1 = ACC(0.0);
+            ACC c2 = ACC(0.0);
+            ACC c3 = ACC(0.0);
+            ACC old;
+            coopMatLoad(old, x.v, row0 * C + n0, C, gl_CooperativeMatrixLayoutRowMajor);
+            c0 = c0 + old;
+            if (nb > 1) {
+                c1 = start(n0 + 16, C, true);
+                coopMatLoad(old, x.v, row0 * C + n0 + 16, C, gl_CooperativeMatrixLayoutRowMajor);
+                c1 = c1 + old;
+            }
+            if (nb > 2) {
+                c2 = start(n0 + 32, C, true);
+                coopMatLoad(old, x.v, row0 * C + n0 + 32, C, gl_CooperativeMatrixLayoutRowMajor);
+                c2 = c2 + old;
+            }
+            if (nb > 3) {
+                c3 = start(n0 + 48, C, true);
+                coopMatLoad(old, x.v, row0 * C + n0 + 48, C, gl_CooperativeMatrixLayoutRowMajor);
+                c3 = c3 + old;
+            }
+            for (uint k = 0; k < HID; k += 16) {
+                MATA a;
+                coopMatLoad(a, Hs, rb * 16 * HID + k, HID, gl_CooperativeMatrixLayoutRowMajor);
+                MATB bm;
+                coopMatLoad(bm, w2.v, n0 * HID + k, HID, gl_CooperativeMatrixLayoutColumnMajor);
+                c0 = coopMatMulAdd(a, bm, c0);
+                if (nb > 1) {
+                    coopMatLoad(bm, w2.v, (n0 + 16) * HID + k, HID, gl_CooperativeMatrixLayoutColumnMajor);
+                    c1 = coopMatMulAdd(a, bm, c1);
+                }
+                if (nb > 2) {
+                    coopMatLoad(bm, w2.v, (n0 + 32) * HID + k, HID, gl_CooperativeMatrixLayoutColumnMajor);
+                    c2 = coopMatMulAdd(a, bm, c2);
+                }
+                if (nb > 3) {
+                    coopMatLoad(bm, w2.v, (n0 + 48) * HID + k, HID, gl_CooperativeMatrixLayoutColumnMajor);
+                    c3 = coopMatMulAdd(a, bm, c3);
+                }
+            }
+            coopMatStore(c0, x.v, row0 * C + n0, C, gl_CooperativeMatrixLayoutRowMajor);
+            if (nb > 1) coopMatStore(c1, x.v, row0 * C + n0 + 16, C, gl_CooperativeMatrixLayoutRowMajor);
+            if (nb > 2) coopMatStore(c2, x.v, row0 * C + n0 + 32, C, gl_CooperativeMatrixLayoutRowMajor);
+            if (nb > 3) coopMatStore(c3, x.v, row0 * C + n0 + 48, C, gl_CooperativeMatrixLayoutRowMajor);
+        }
+    }
+}
