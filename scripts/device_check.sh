@@ -139,10 +139,11 @@ step "tessel check, the shaders' network on the cooperative-matrix path (TESSEL_
 TESSEL_VK_NATIVE=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat.json"
 step "tessel check, the shaders' network with the scalar attention (TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0, the kill switch)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_scalar_attention.json"
-step "tessel check, the shaders' network with results kept in the accumulators (TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=1, linear_direct_coop.comp: opt-in until checked and timed here)"
-TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=1 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_direct.json"
-step "tessel check, results kept in the accumulators with each MLP in two dispatches (TESSEL_VK_COOP_DIRECT=1 TESSEL_VK_COOP_MLP=0)"
-TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=1 TESSEL_VK_COOP_MLP=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_direct_mlp0.json"
+step "tessel check, the shaders' network with every result staged in shared memory (TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=0, linear_coop.comp everywhere: the kill switch)"
+TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_staged.json"
+step "tessel check, results kept in the accumulators in every layer that can (TESSEL_VK_COOP_DIRECT=2), each MLP in one dispatch and in two (TESSEL_VK_COOP_MLP=0)"
+TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=2 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_direct_all.json"
+TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=2 TESSEL_VK_COOP_MLP=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_direct_all_mlp0.json"
 step "tessel check, scalar path (TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0 run $B/tessel check --network vulkan --json "$OUT/check_scalar.json"
 
@@ -154,10 +155,8 @@ for s in "2560x1440 2" "3840x2160 2"; do
   TESSEL_VK_NATIVE=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders.json"
   step "tessel bench --network vulkan at $size, the shaders' network with the scalar attention (TESSEL_VK_ATTENTION_COOP=0)"
   TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_scalar_attention.json"
-  step "tessel bench --network vulkan at $size, the shaders' network with results kept in the accumulators (TESSEL_VK_COOP_DIRECT=1)"
-  TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=1 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_direct.json"
-  step "tessel bench --network vulkan at $size, results in the accumulators, each MLP in two dispatches (TESSEL_VK_COOP_DIRECT=1 TESSEL_VK_COOP_MLP=0)"
-  TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=1 TESSEL_VK_COOP_MLP=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_direct_mlp0.json"
+  step "tessel bench --network vulkan at $size, the shaders' network with every result staged in shared memory (TESSEL_VK_COOP_DIRECT=0)"
+  TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_staged.json"
 done
 presets
 export TESSEL_VK_NATIVE=0  # the rest measures the shaders' network
@@ -171,9 +170,10 @@ TESSEL_VK_COOPMAT=0 run $B/tessel bench --network vulkan --size 3840x2160 --rati
 step "the fused block (TESSEL_VK_FUSED=1): agreement, then speed at 3840x2160"
 TESSEL_VK_FUSED=1 run $B/fused --nocapture
 TESSEL_VK_FUSED=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 100 --json "$OUT/bench_3840x2160_fused.json"
-step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1), results staged and kept in the accumulators (TESSEL_VK_COOP_DIRECT)"
+step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1): results in the accumulators by role (the default), staged (TESSEL_VK_COOP_DIRECT=0), and in every layer that can (2)"
 TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160.json"
-TESSEL_PROFILE=1 TESSEL_VK_COOP_DIRECT=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_direct.json"
+TESSEL_PROFILE=1 TESSEL_VK_COOP_DIRECT=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_staged.json"
+TESSEL_PROFILE=1 TESSEL_VK_COOP_DIRECT=2 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_direct_all.json"
 
 step "the PyTorch twin: golden vectors, the training scenes' hazards and their generator's speed, train.py's \`tessel scene\` data (on the GPU's PyTorch)"
 if python3 -c "import torch" 2>/dev/null; then

@@ -13,7 +13,7 @@ use crate::device::DeviceShared;
 use crate::error::{Check, Result, VkError};
 use crate::memory::Buffer;
 use crate::pipelines::{Pipelines, Variant};
-use crate::tiles::NetTiles;
+use crate::tiles::{DirectTile, NetTiles};
 
 /// Which linear-layer variant (docs: shaders/linear.comp).
 #[derive(Clone, Copy, Debug)]
@@ -46,12 +46,12 @@ impl LinearSpec {
     /// The cooperative-matrix variant that keeps its results in the accumulators
     /// (linear_direct_coop.comp; plain and merge layers): `rows` tokens a workgroup, up to `cols`
     /// outputs (four accumulators of 16) per chunk.
-    pub fn direct_variant(&self, p: u32, rows: u32, cols: u32) -> Variant {
-        Variant::new("linear_direct_coop", &self.spec(p, rows, cols))
+    pub fn direct_variant(&self, p: u32, tile: &DirectTile) -> Variant {
+        Variant::new("linear_direct_coop", &self.spec(p, tile.rows, tile.cols))
     }
     /// Shared memory of linear_direct_coop.comp with `rows` tokens a workgroup: the input rows
-    /// where they are staged (a LayerNorm, the merge gather, f32 rows), the bias in 16 rows (f32
-    /// for the head, with its per-pixel path's 16 x 16 matrix).
+    /// where they are staged (a LayerNorm, the merge gather, f32 rows),
+    /// the bias in 16 rows (f32 for the head, with its per-pixel path's 16 x 16 matrix).
     pub fn direct_shared_bytes(&self, rows: u32) -> u32 {
         let staged = self.ln == 1 || self.mode != b::MODE_PLAIN || self.in_f16 == 0;
         let bias = if self.mode == b::MODE_HEAD { 16 * self.out * 4 + 512 } else { 16 * self.out * 2 };
@@ -360,8 +360,8 @@ impl Model {
         if path == NetPath::CoopMat {
             let pe = pkg.config.pixel_embed as u32;
             for l in layers.all() {
-                if let Some((rows, cols)) = tiles.direct(shared.caps.shared_memory, &l, pe) {
-                    pipelines.build(&l.direct_variant(pe, rows, cols))?;
+                if let Some(tile) = tiles.direct(shared.caps.shared_memory, &l, pe) {
+                    pipelines.build(&l.direct_variant(pe, &tile))?;
                 } else if let Some(cols) = tiles.cols(shared.caps.shared_memory, &l) {
                     pipelines.build(&l.coop_variant(pe, tiles.rows(shared.caps.shared_memory, &l), cols))?;
                 }
@@ -415,8 +415,8 @@ impl Model {
     /// The pipeline variant and workgroup counts of a linear layer over `tokens` tokens.
     pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
         let p = self.config.pixel_embed as u32;
-        if let (NetPath::CoopMat, Some((rows, cols))) = (&self.path, self.tiles.direct(self.shared.caps.shared_memory, l, p)) {
-            return (l.direct_variant(p, rows, cols), ((tokens as u32).div_ceil(rows), 1, 1));
+        if let (NetPath::CoopMat, Some(tile)) = (&self.path, self.tiles.direct(self.shared.caps.shared_memory, l, p)) {
+            return (l.direct_variant(p, &tile), ((tokens as u32).div_ceil(tile.rows), 1, 1));
         }
         if let (NetPath::CoopMat, Some(cols)) = (&self.path, self.tiles.cols(self.shared.caps.shared_memory, l)) {
             // One workgroup per `rows` tokens; it loops over the output chunks itself.

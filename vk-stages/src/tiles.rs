@@ -34,14 +34,38 @@ pub struct NetTiles {
     /// `TESSEL_VK_ATTENTION_COOP=0|1`, default 1: the attention on cooperative matrices
     /// (attention_coop.comp) where the model's path has them ([`attention_coop_fits`]).
     pub attention_coop: bool,
-    /// `TESSEL_VK_COOP_DIRECT=0|1`, default 0: plain and merge layers and the head keep their
+    /// `TESSEL_VK_COOP_DIRECT=0|1|2`: where plain and merge layers and the head keep their
     /// results in the cooperative matrices' accumulators and store them from there
     /// (linear_direct_coop.comp) instead of staging weights and results in shared memory
-    /// (linear_coop.comp). Opt-in until a GPU has checked and timed it (docs/ENGINE.md).
-    pub direct: bool,
+    /// (linear_coop.comp): 1 by role (the default, [`NetTiles::direct`]), 2 every layer that can,
+    /// 0 none (docs/ENGINE.md).
+    pub direct: Direct,
     /// `TESSEL_VK_COOP_MLP=0|1`, default 1: with `direct`, each block's MLP runs as one dispatch
     /// (mlp_direct_coop.comp) where its shared memory fits, its hidden activations never stored.
     pub mlp: bool,
+}
+
+/// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]).
+const MLP_ROLE_SHARED: u32 = 24 * 1024;
+
+/// Which linear layers take linear_direct_coop.comp (`TESSEL_VK_COOP_DIRECT`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direct {
+    /// None: every layer stages its weights and results (linear_coop.comp).
+    Off,
+    /// The roles where it pays ([`NetTiles::direct`]).
+    Roles,
+    /// Every layer that can.
+    All,
+}
+
+/// A layer's tile on linear_direct_coop.comp ([`NetTiles::direct`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirectTile {
+    /// Tokens a workgroup.
+    pub rows: u32,
+    /// Outputs a chunk (up to four accumulators of 16).
+    pub cols: u32,
 }
 
 /// Shared memory of attention_coop.comp: q, k, v (f16), the scores (f32) and the softmax
@@ -56,7 +80,7 @@ pub fn attention_coop_fits(subgroup_size: u32, shared_memory: u32) -> bool {
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: false, mlp: true }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true }
     }
 }
 
@@ -86,7 +110,11 @@ impl NetTiles {
             attention_qpi: setting("TESSEL_VK_ATTENTION_QPI", &[1, 2])?.unwrap_or(d.attention_qpi),
             attention_online: setting("TESSEL_VK_ATTENTION_ONLINE", &[0, 1])?.map_or(d.attention_online, |v| v == 1),
             attention_coop: setting("TESSEL_VK_ATTENTION_COOP", &[0, 1])? != Some(0),
-            direct: setting("TESSEL_VK_COOP_DIRECT", &[0, 1])? == Some(1),
+            direct: match setting("TESSEL_VK_COOP_DIRECT", &[0, 1, 2])? {
+                Some(0) => Direct::Off,
+                Some(2) => Direct::All,
+                _ => Direct::Roles,
+            },
             mlp: setting("TESSEL_VK_COOP_MLP", &[0, 1])? != Some(0),
         })
     }
@@ -99,11 +127,15 @@ impl NetTiles {
             let rows = self.rows.map_or("32 rows at level 0, 128 for its merge, 64 below".to_string(), |r| format!("{r} rows"));
             let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
             parts.push(format!("tiles: {rows}, {cols}, head {} (TESSEL_VK_COOP_ROWS|COLS|HEAD_COLS)", self.head_cols));
-            parts.push(if self.direct {
-                let mlp = if self.mlp { ", each MLP in one dispatch (TESSEL_VK_COOP_MLP=0 for two)" } else { ", MLPs in two dispatches (TESSEL_VK_COOP_MLP=0)" };
-                format!("results straight from the accumulators (TESSEL_VK_COOP_DIRECT=1){mlp}")
-            } else {
-                "results staged in shared memory (TESSEL_VK_COOP_DIRECT=1 keeps them in the accumulators)".to_string()
+            let mlp = match (self.mlp, self.direct) {
+                (false, _) => ", MLPs in two dispatches (TESSEL_VK_COOP_MLP=0)",
+                (true, Direct::All) => ", MLPs in one dispatch wherever they fit (TESSEL_VK_COOP_MLP=0 for two)",
+                (true, _) => ", MLPs in one dispatch where it pays (TESSEL_VK_COOP_MLP=0 for two)",
+            };
+            parts.push(match self.direct {
+                Direct::Off => "results staged in shared memory (TESSEL_VK_COOP_DIRECT=0)".to_string(),
+                Direct::Roles => format!("results straight from the accumulators where it pays (TESSEL_VK_COOP_DIRECT=0 stages them, 2 everywhere){mlp}"),
+                Direct::All => format!("results straight from the accumulators in every layer that can (TESSEL_VK_COOP_DIRECT=2){mlp}"),
             });
         }
         if attention_coop {
@@ -150,28 +182,48 @@ impl NetTiles {
         even.then(|| fits.iter().copied().find(|&c| l.out % c == 0)).flatten().or(fits.first().copied())
     }
 
-    /// Rows a workgroup and outputs a chunk where layer `l` takes linear_direct_coop.comp: plain
-    /// and merge layers, and the head where pixels have 8 embedding values (`p`; its per-pixel
-    /// path is a 16 x 16 product per two pixels), whose shared memory fits with 1 KiB to spare.
-    /// The expansion's scatter takes linear_coop.comp. Chunks of up to 64 outputs (four
-    /// accumulators), or `TESSEL_VK_COOP_COLS`.
-    pub fn direct(&self, shared_memory: u32, l: &LinearSpec, p: u32) -> Option<(u32, u32)> {
+    /// The tile where layer `l` takes linear_direct_coop.comp: plain and merge layers, and the
+    /// head where pixels have 8 embedding values (`p`; its per-pixel path is a 16 x 16 product
+    /// per two pixels), whose shared memory fits with 1 KiB to spare. The expansion's scatter
+    /// takes linear_coop.comp. Chunks of up to 64 outputs (four accumulators), or
+    /// `TESSEL_VK_COOP_COLS`. By role ([`Direct::Roles`]), from the per-dispatch times at 4K on
+    /// the H100 (thirty-ninth session, staged against direct): every layer whose inputs pass
+    /// through shared memory anyway (a LayerNorm first: qkv 0.147 -> 0.125 ms at level 0, fc1,
+    /// the head 0.298 -> 0.255), and layers reading f16 rows as matrices from the buffer where
+    /// those are few and narrow (level 1's and level 2's proj 0.034 -> 0.027, level 1's fc2
+    /// 0.055 -> 0.049); not level 0's (the embedding 0.185 -> 0.199, proj 0.059 -> 0.068, fc2
+    /// 0.109 -> 0.124), not rows wider than 96 (level 2's fc2 0.053 -> 0.059), and not the merges
+    /// (merge1 0.117 -> 0.151, merge2 0.064 -> 0.101).
+    pub fn direct(&self, shared_memory: u32, l: &LinearSpec, p: u32) -> Option<DirectTile> {
         let mode = matches!(l.mode, b::MODE_PLAIN | b::MODE_MERGE) || (l.mode == b::MODE_HEAD && p == 8 && b::HEAD_CHANNELS == 8);
-        if !self.direct || !mode || l.inp % 16 != 0 || l.out % 16 != 0 {
+        let from_buffer = l.ln == 0 && l.mode == b::MODE_PLAIN && l.in_f16 == 1;
+        let role = match self.direct {
+            Direct::Off => false,
+            Direct::Roles => l.mode != b::MODE_MERGE && !(from_buffer && (l.level == 0 || l.inp > 96)),
+            Direct::All => true,
+        };
+        if !role || !mode || l.inp % 16 != 0 || l.out % 16 != 0 {
             return None;
         }
         let rows = self.rows(shared_memory, l);
-        (l.direct_shared_bytes(rows) + 1024 <= shared_memory).then_some((rows, self.cols.unwrap_or(64)))
+        let tile = DirectTile { rows, cols: self.cols.unwrap_or(64) };
+        (l.direct_shared_bytes(rows) + 1024 <= shared_memory).then_some(tile)
     }
 
     /// Rows a workgroup where a block's MLP (`fc1` its first layer) runs as one dispatch
-    /// (mlp_direct_coop.comp): with `direct` and `mlp`, the layer's rows or fewer (halved down to
-    /// 16) so that its shared memory fits with 1 KiB to spare.
+    /// (mlp_direct_coop.comp): with results in the accumulators and `mlp`, the layer's rows or
+    /// fewer (halved down to 16) so that its shared memory fits with 1 KiB to spare. By role,
+    /// only where that is at most 24 KiB at the layer's rows: level 1's MLP (22.5 KiB) 0.089 ->
+    /// 0.073 ms at 4K on the H100 in one dispatch, level 0's (9 KiB) 0.216 either way, level 2's
+    /// (45 KiB, 110 registers) 0.101 -> 0.115 (thirty-ninth session).
     pub fn mlp(&self, shared_memory: u32, fc1: &LinearSpec) -> Option<u32> {
-        if !self.direct || !self.mlp || fc1.inp % 16 != 0 || fc1.out % 16 != 0 {
+        if self.direct == Direct::Off || !self.mlp || fc1.inp % 16 != 0 || fc1.out % 16 != 0 {
             return None;
         }
         let mut rows = self.rows(shared_memory, fc1);
+        if self.direct == Direct::Roles && fc1.mlp_shared_bytes(rows) > MLP_ROLE_SHARED {
+            return None;
+        }
         while rows > 16 && fc1.mlp_shared_bytes(rows) + 1024 > shared_memory {
             rows /= 2;
         }
@@ -251,40 +303,58 @@ mod tests {
 
     #[test]
     fn plain_and_merge_layers_keep_their_results_in_the_accumulators() {
-        assert!(!NetTiles::default().direct, "opt-in until a GPU has timed it");
-        let t = NetTiles { direct: true, ..NetTiles::default() };
+        let t = NetTiles::default();
+        assert_eq!(t.direct, Direct::Roles, "the default since the H100 timed it");
+        let all = NetTiles { direct: Direct::All, ..t };
         let big = 48 * 1024;
         let qkv = LinearSpec { ln: 1, out_f16: 1, ..spec(96, 288, 2) };
         let fc2 = LinearSpec { residual: 1, in_f16: 1, ..spec(64, 32, 0) };
         let merge = LinearSpec { mode: b::MODE_MERGE, ..spec(128, 48, 1) };
-        assert_eq!(t.direct(big, &qkv, 8), Some((64, 64)));
-        assert_eq!(t.direct(big, &fc2, 8), Some((32, 64)));
-        assert_eq!(t.direct(big, &merge, 8), Some((128, 64)));
+        let tile = |rows, cols| Some(DirectTile { rows, cols });
+        assert_eq!(t.direct(big, &qkv, 8), tile(64, 64));
+        // f16 rows read from the buffer: by role only below level 0 and up to 96 wide.
+        assert_eq!(t.direct(big, &fc2, 8), None);
+        assert_eq!(all.direct(big, &fc2, 8), tile(32, 64));
+        let proj1 = LinearSpec { residual: 1, in_f16: 1, ..spec(48, 48, 1) };
+        let fc2_2 = LinearSpec { residual: 1, in_f16: 1, ..spec(192, 96, 2) };
+        let embed = LinearSpec { in_f16: 1, ..spec(128, 32, 0) };
+        assert_eq!(t.direct(big, &proj1, 8), tile(64, 64));
+        assert_eq!(t.direct(big, &fc2_2, 8), None);
+        assert_eq!(t.direct(big, &embed, 8), None);
+        // Merges by role stage their results; every layer that can with TESSEL_VK_COOP_DIRECT=2.
+        assert_eq!(t.direct(big, &merge, 8), None);
+        assert_eq!(all.direct(big, &merge, 8), tile(128, 64));
         // Staged inputs count, unstaged ones do not: fc2's f16 rows are read as matrices.
         assert_eq!(qkv.direct_shared_bytes(64), 64 * 96 * 2 + 16 * 288 * 2);
         assert_eq!(fc2.direct_shared_bytes(32), 32 + 16 * 32 * 2);
         // The head where pixels have 8 embedding values; the expansion's scatter never.
         let head = LinearSpec { mode: b::MODE_HEAD, ln: 1, out_f16: 1, ..spec(32, 128, 0) };
-        assert_eq!(t.direct(big, &head, 8), Some((32, 64)));
+        assert_eq!(t.direct(big, &head, 8), tile(32, 64));
         assert_eq!(head.direct_shared_bytes(32), 32 * 32 * 2 + 16 * 128 * 4 + 512);
         assert_eq!(t.direct(big, &head, 4), None);
         let expand = LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..spec(48, 128, 1) };
-        assert_eq!(t.direct(big, &expand, 8), None);
+        assert_eq!(all.direct(big, &expand, 8), None);
         // The kill switch, the chunk setting, and a device whose shared memory is too small.
-        assert_eq!(NetTiles { direct: false, ..t }.direct(big, &qkv, 8), None);
-        assert_eq!(NetTiles { cols: Some(32), ..t }.direct(big, &qkv, 8), Some((64, 32)));
+        let off = NetTiles { direct: Direct::Off, ..t };
+        assert_eq!(off.direct(big, &qkv, 8), None);
+        assert_eq!(NetTiles { cols: Some(32), ..t }.direct(big, &qkv, 8), tile(64, 32));
         assert_eq!(t.direct(qkv.direct_shared_bytes(64) + 1023, &qkv, 8), None);
-        assert!(t.describe(true, true).contains("results straight from the accumulators (TESSEL_VK_COOP_DIRECT=1), each MLP in one dispatch"));
+        assert!(t.describe(true, true).contains("results straight from the accumulators where it pays (TESSEL_VK_COOP_DIRECT=0 stages them"));
+        assert!(all.describe(true, true).contains("results straight from the accumulators in every layer that can (TESSEL_VK_COOP_DIRECT=2)"));
         // The MLP in one dispatch: the level's rows where they fit, fewer where not, none
         // without `direct` or with its own switch off.
         let fc1 = |c: usize, level| LinearSpec { act: 1, ln: 1, out_f16: 1, ..spec(c, 2 * c, level) };
         assert_eq!(t.mlp(big, &fc1(32, 0)), Some(32));
-        assert_eq!(t.mlp(big, &fc1(96, 2)), Some(64), "{}", fc1(96, 2).mlp_shared_bytes(64));
-        assert_eq!(t.mlp(32 * 1024, &fc1(96, 2)), Some(32), "lavapipe's 32 KiB");
-        assert_eq!(t.mlp(8 * 1024, &fc1(96, 2)), None);
+        assert_eq!(t.mlp(big, &fc1(48, 1)), Some(64), "{}", fc1(48, 1).mlp_shared_bytes(64));
+        // By role not where it needs more than 24 KiB at the level's rows; with
+        // TESSEL_VK_COOP_DIRECT=2 wherever it fits.
+        assert_eq!(t.mlp(big, &fc1(96, 2)), None, "{}", fc1(96, 2).mlp_shared_bytes(64));
+        assert_eq!(all.mlp(big, &fc1(96, 2)), Some(64));
+        assert_eq!(all.mlp(32 * 1024, &fc1(96, 2)), Some(32), "lavapipe's 32 KiB");
+        assert_eq!(all.mlp(8 * 1024, &fc1(96, 2)), None);
         assert_eq!(NetTiles { mlp: false, ..t }.mlp(big, &fc1(32, 0)), None);
-        assert_eq!(NetTiles::default().mlp(big, &fc1(32, 0)), None, "only with TESSEL_VK_COOP_DIRECT=1");
-        assert!(NetTiles { direct: false, ..t }.describe(true, true).contains("results staged"));
+        assert_eq!(off.mlp(big, &fc1(32, 0)), None, "only with results in the accumulators");
+        assert!(off.describe(true, true).contains("results staged"));
     }
 
     #[test]
