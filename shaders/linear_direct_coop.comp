@@ -52,11 +52,7 @@ ACC start(uint row0, uint n) {
         coopMatLoad(b16, Bs, n, OUT, gl_CooperativeMatrixLayoutRowMajor);
         c = ACC(b16);
     }
-    if (RESIDUAL != 0 && OUT_F16 == 0) {
-        ACC old;
-        coopMatLoad(old, F32Rows(pc.y).v, row0 * OUT + n, OUT, gl_CooperativeMatrixLayoutRowMajor);
-        c = c + old;
-    }
+    if (RESIDUAL != 0 && OUT_F16 == 0) c = add_old(c, pc.y, row0, n, OUT);
     return c;
 }
 
@@ -97,27 +93,13 @@ void main() {
         if (row0 >= pc.tokens) break;
         for (uint n0 = 0; n0 < OUT; n0 += COLS) {
             uint nb = min(uint(COLS / 16), uint(OUT - n0) / 16);
-            ACC c0 = start(row0, n0);
-            ACC c1 = nb > 1 ? start(row0, n0 + 16) : ACC(0.0);
-            ACC c2 = nb > 2 ? start(row0, n0 + 32) : ACC(0.0);
-            ACC c3 = nb > 3 ? start(row0, n0 + 48) : ACC(0.0);
+            ACC c0 = ACC(0.0); ACC c1 = ACC(0.0); ACC c2 = ACC(0.0); ACC c3 = ACC(0.0);
+#define START_(c, n) c = start(row0, n)
+            ACC4_EACH(START_, n0, nb)
             for (uint k = 0; k < IN; k += 16) {
                 MATA a = load_a(row0, rb, k);
-                MATB bm;
-                coopMatLoad(bm, w.v, n0 * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
-                c0 = coopMatMulAdd(a, bm, c0);
-                if (nb > 1) {
-                    coopMatLoad(bm, w.v, (n0 + 16) * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
-                    c1 = coopMatMulAdd(a, bm, c1);
-                }
-                if (nb > 2) {
-                    coopMatLoad(bm, w.v, (n0 + 32) * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
-                    c2 = coopMatMulAdd(a, bm, c2);
-                }
-                if (nb > 3) {
-                    coopMatLoad(bm, w.v, (n0 + 48) * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
-                    c3 = coopMatMulAdd(a, bm, c3);
-                }
+#define MUL_(c, n) c = mul_w(c, a, w, n, k, IN)
+                ACC4_EACH(MUL_, n0, nb)
             }
             if (pixel) {
                 // Outputs n..n+15 are pixels n/8 and n/8+1 of each token: their embeddings are
@@ -126,25 +108,11 @@ void main() {
                 coopMatLoad(pm, Pm, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
                 F16Rows tok = F16Rows(pc.aux);
                 MATA e;
-                coopMatLoad(e, tok.v, row0 * 16 * P + n0, 16 * P, gl_CooperativeMatrixLayoutRowMajor);
-                c0 = coopMatMulAdd(e, pm, c0);
-                if (nb > 1) {
-                    coopMatLoad(e, tok.v, row0 * 16 * P + n0 + 16, 16 * P, gl_CooperativeMatrixLayoutRowMajor);
-                    c1 = coopMatMulAdd(e, pm, c1);
-                }
-                if (nb > 2) {
-                    coopMatLoad(e, tok.v, row0 * 16 * P + n0 + 32, 16 * P, gl_CooperativeMatrixLayoutRowMajor);
-                    c2 = coopMatMulAdd(e, pm, c2);
-                }
-                if (nb > 3) {
-                    coopMatLoad(e, tok.v, row0 * 16 * P + n0 + 48, 16 * P, gl_CooperativeMatrixLayoutRowMajor);
-                    c3 = coopMatMulAdd(e, pm, c3);
-                }
+#define PIXEL_(c, n) coopMatLoad(e, tok.v, row0 * 16 * P + (n), 16 * P, gl_CooperativeMatrixLayoutRowMajor); c = coopMatMulAdd(e, pm, c)
+                ACC4_EACH(PIXEL_, n0, nb)
             }
-            finish(c0, row0, n0);
-            if (nb > 1) finish(c1, row0, n0 + 16);
-            if (nb > 2) finish(c2, row0, n0 + 32);
-            if (nb > 3) finish(c3, row0, n0 + 48);
+#define FINISH_(c, n) finish(c, row0, n)
+            ACC4_EACH(FINISH_, n0, nb)
         }
     }
 }

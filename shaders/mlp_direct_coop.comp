@@ -65,33 +65,17 @@ void main() {
         // fc1: K = C from As, the hidden in chunks of up to 64.
         for (uint n0 = 0; n0 < HID; n0 += 64) {
             uint nb = min(4u, (HID - n0) / 16);
-            ACC c0 = start(n0, HID, false);
-            ACC c1 = nb > 1 ? start(n0 + 16, HID, false) : ACC(0.0);
-            ACC c2 = nb > 2 ? start(n0 + 32, HID, false) : ACC(0.0);
-            ACC c3 = nb > 3 ? start(n0 + 48, HID, false) : ACC(0.0);
+            ACC c0 = ACC(0.0); ACC c1 = ACC(0.0); ACC c2 = ACC(0.0); ACC c3 = ACC(0.0);
+#define START1_(c, n) c = start(n, HID, false)
+            ACC4_EACH(START1_, n0, nb)
             for (uint k = 0; k < C; k += 16) {
                 MATA a;
                 coopMatLoad(a, As, rb * 16 * C + k, C, gl_CooperativeMatrixLayoutRowMajor);
-                MATB bm;
-                coopMatLoad(bm, w1.v, n0 * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
-                c0 = coopMatMulAdd(a, bm, c0);
-                if (nb > 1) {
-                    coopMatLoad(bm, w1.v, (n0 + 16) * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
-                    c1 = coopMatMulAdd(a, bm, c1);
-                }
-                if (nb > 2) {
-                    coopMatLoad(bm, w1.v, (n0 + 32) * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
-                    c2 = coopMatMulAdd(a, bm, c2);
-                }
-                if (nb > 3) {
-                    coopMatLoad(bm, w1.v, (n0 + 48) * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
-                    c3 = coopMatMulAdd(a, bm, c3);
-                }
+#define MUL1_(c, n) c = mul_w(c, a, w1, n, k, C)
+                ACC4_EACH(MUL1_, n0, nb)
             }
-            hidden_out(c0, rb, n0);
-            if (nb > 1) hidden_out(c1, rb, n0 + 16);
-            if (nb > 2) hidden_out(c2, rb, n0 + 32);
-            if (nb > 3) hidden_out(c3, rb, n0 + 48);
+#define HIDDEN_(c, n) hidden_out(c, rb, n)
+            ACC4_EACH(HIDDEN_, n0, nb)
         }
         // The block's hidden rows, written by this subgroup, are read back by it as matrices.
         subgroupMemoryBarrierShared();
@@ -99,52 +83,17 @@ void main() {
         // fc2: K = the hidden from Hs, C outputs in chunks of up to 64, added to the stream.
         for (uint n0 = 0; n0 < C; n0 += 64) {
             uint nb = min(4u, (C - n0) / 16);
-            F32Rows x = F32Rows(pc.x);
-            ACC c0 = start(n0, C, true);
-            ACC c1 = ACC(0.0);
-            ACC c2 = ACC(0.0);
-            ACC c3 = ACC(0.0);
-            ACC old;
-            coopMatLoad(old, x.v, row0 * C + n0, C, gl_CooperativeMatrixLayoutRowMajor);
-            c0 = c0 + old;
-            if (nb > 1) {
-                c1 = start(n0 + 16, C, true);
-                coopMatLoad(old, x.v, row0 * C + n0 + 16, C, gl_CooperativeMatrixLayoutRowMajor);
-                c1 = c1 + old;
-            }
-            if (nb > 2) {
-                c2 = start(n0 + 32, C, true);
-                coopMatLoad(old, x.v, row0 * C + n0 + 32, C, gl_CooperativeMatrixLayoutRowMajor);
-                c2 = c2 + old;
-            }
-            if (nb > 3) {
-                c3 = start(n0 + 48, C, true);
-                coopMatLoad(old, x.v, row0 * C + n0 + 48, C, gl_CooperativeMatrixLayoutRowMajor);
-                c3 = c3 + old;
-            }
+            ACC c0 = ACC(0.0); ACC c1 = ACC(0.0); ACC c2 = ACC(0.0); ACC c3 = ACC(0.0);
+#define START2_(c, n) c = add_old(start(n, C, true), pc.x, row0, n, C)
+            ACC4_EACH(START2_, n0, nb)
             for (uint k = 0; k < HID; k += 16) {
                 MATA a;
                 coopMatLoad(a, Hs, rb * 16 * HID + k, HID, gl_CooperativeMatrixLayoutRowMajor);
-                MATB bm;
-                coopMatLoad(bm, w2.v, n0 * HID + k, HID, gl_CooperativeMatrixLayoutColumnMajor);
-                c0 = coopMatMulAdd(a, bm, c0);
-                if (nb > 1) {
-                    coopMatLoad(bm, w2.v, (n0 + 16) * HID + k, HID, gl_CooperativeMatrixLayoutColumnMajor);
-                    c1 = coopMatMulAdd(a, bm, c1);
-                }
-                if (nb > 2) {
-                    coopMatLoad(bm, w2.v, (n0 + 32) * HID + k, HID, gl_CooperativeMatrixLayoutColumnMajor);
-                    c2 = coopMatMulAdd(a, bm, c2);
-                }
-                if (nb > 3) {
-                    coopMatLoad(bm, w2.v, (n0 + 48) * HID + k, HID, gl_CooperativeMatrixLayoutColumnMajor);
-                    c3 = coopMatMulAdd(a, bm, c3);
-                }
+#define MUL2_(c, n) c = mul_w(c, a, w2, n, k, HID)
+                ACC4_EACH(MUL2_, n0, nb)
             }
-            coopMatStore(c0, x.v, row0 * C + n0, C, gl_CooperativeMatrixLayoutRowMajor);
-            if (nb > 1) coopMatStore(c1, x.v, row0 * C + n0 + 16, C, gl_CooperativeMatrixLayoutRowMajor);
-            if (nb > 2) coopMatStore(c2, x.v, row0 * C + n0 + 32, C, gl_CooperativeMatrixLayoutRowMajor);
-            if (nb > 3) coopMatStore(c3, x.v, row0 * C + n0 + 48, C, gl_CooperativeMatrixLayoutRowMajor);
+#define STORE_(c, n) coopMatStore(c, F32Rows(pc.x).v, row0 * C + (n), C, gl_CooperativeMatrixLayoutRowMajor)
+            ACC4_EACH(STORE_, n0, nb)
         }
     }
 }

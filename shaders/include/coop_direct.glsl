@@ -13,6 +13,31 @@ layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F3
 #define MATA coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
 #define MATB coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
 
+// A subgroup's outputs in chunks of up to four 16 x 16 accumulators c0..c3, for output columns
+// n0, n0 + 16, n0 + 32 and n0 + 48 (the first nb of them): F(c, n), one or more statements, is
+// applied to each in turn.
+#define ACC4_EACH(F, n0, nb) { \
+    { F(c0, (n0)); } \
+    if ((nb) > 1) { F(c1, (n0) + 16); } \
+    if ((nb) > 2) { F(c2, (n0) + 32); } \
+    if ((nb) > 3) { F(c3, (n0) + 48); } }
+
+// c + a x the weights' output columns n..n+15 at inputs k..k+15: B as a column-major matrix
+// straight from a weight buffer of [out][K] halves.
+ACC mul_w(ACC c, MATA a, F16Rows w, uint n, uint k, uint K) {
+    MATB b;
+    coopMatLoad(b, w.v, n * K + k, K, gl_CooperativeMatrixLayoutColumnMajor);
+    return coopMatMulAdd(a, b, c);
+}
+
+// c plus the old values of an f32 residual stream at x: columns n..n+15 of rows row0..row0+15,
+// rows of `width` floats.
+ACC add_old(ACC c, uint64_t x, uint row0, uint n, uint width) {
+    ACC old;
+    coopMatLoad(old, F32Rows(x).v, row0 * width + n, width, gl_CooperativeMatrixLayoutRowMajor);
+    return c + old;
+}
+
 // The workgroup's input rows as f16 in As. LayerNorm: two invocations a row (adjacent in their
 // subgroup), each over half of it from the buffer into registers: mean, then the variance
 // around it, as the reference takes them.
