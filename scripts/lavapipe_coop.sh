@@ -13,14 +13,31 @@
 # cooperative-matrix shaders without a GPU"). Debian 12's own lavapipe (Mesa 25.0) lists none.
 #
 # The first run downloads unstable's Mesa Vulkan drivers, its Vulkan loader and glibc with their
-# dependencies (about 40 packages, 66 MB) from deb.debian.org into .tools/lavapipe-sid and
-# unpacks them there (nothing is installed into the system); the command then runs under that
-# tree's dynamic loader. A command built here (against Debian 12's glibc) runs under the newer one.
+# dependencies (about 40 packages, 66 MB) from the Debian archive in the machine's apt sources
+# (suite sid), checks each against the index's SHA256, and unpacks them into .tools/lavapipe-sid
+# (nothing is installed into the system); the command then runs under that tree's dynamic
+# loader. A command built here (against Debian 12's glibc) runs under the newer one.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 sid="$root/.tools/lavapipe-sid"
-mirror=${DEBIAN_MIRROR:-https://deb.debian.org/debian}
+# The Debian archive this machine's apt already uses (its first source of a Debian suite other
+# than the security archive's), asked for the suite sid; DEBIAN_MIRROR overrides it.
+apt_archive() {
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] && awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /=/) { if ($(i + 1) !~ /-security$/) print $i; break } }' "$f"
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] && awk -v RS= '/(^|\n)Types:[^\n]*deb([ \n]|$)/ && !/Suites:[^\n]*-security/ { if (match($0, /URIs:[ \t]*[^ \t\n]+/)) { u = substr($0, RSTART, RLENGTH); sub(/URIs:[ \t]*/, "", u); print u } }' "$f"
+  done
+}
 if [ ! -f "$sid/lvp.json" ]; then
+  mirror=${DEBIAN_MIRROR:-$(apt_archive | sed -n 1p)}
+  mirror=${mirror%/}
+  if [ -z "$mirror" ]; then
+    echo "lavapipe_coop: no Debian archive in /etc/apt/sources.list or /etc/apt/sources.list.d/ (set DEBIAN_MIRROR)" >&2
+    exit 1
+  fi
   echo "lavapipe_coop: fetching Debian unstable's lavapipe into $sid" >&2
   mkdir -p "$sid/debs" "$sid/root"
   curl -fsS "$mirror/dists/sid/main/binary-amd64/Packages.xz" | xz -dc > "$sid/Packages"
@@ -56,11 +73,13 @@ while need:
             if d:
                 need.append(d)
 for n in sorted(seen):
-    print(pk[n]["Filename"])
+    print(pk[n]["Filename"], pk[n]["SHA256"])
 EOF
-  while read -r f; do
-    curl -fsS -o "$sid/debs/$(basename "$f")" "$mirror/$f"
-    dpkg -x "$sid/debs/$(basename "$f")" "$sid/root"
+  while read -r f sum; do
+    deb="$sid/debs/$(basename "$f")"
+    curl -fsS -o "$deb" "$mirror/$f"
+    echo "$sum  $deb" | sha256sum -c --quiet - || { echo "lavapipe_coop: $mirror/$f does not match the index's SHA256" >&2; exit 1; }
+    dpkg -x "$deb" "$sid/root"
   done < "$sid/files.txt"
   lib="$sid/root/usr/lib/x86_64-linux-gnu"
   [ -f "$lib/libvulkan_lvp.so" ] || { echo "lavapipe_coop: no libvulkan_lvp.so in the unpacked packages" >&2; exit 1; }
