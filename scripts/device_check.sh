@@ -144,6 +144,9 @@ TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=0 run $B/tessel check --network vulkan 
 step "tessel check, results kept in the accumulators in every layer that can (TESSEL_VK_COOP_DIRECT=2), each MLP in one dispatch and in two (TESSEL_VK_COOP_MLP=0)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=2 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_direct_all.json"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=2 TESSEL_VK_COOP_MLP=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_direct_all_mlp0.json"
+step "tessel check, the attention's q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0, the kill switch) and computed in the attention at every level (2)"
+TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_QKV=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_qkv_layer.json"
+TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_QKV=2 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_qkv_all.json"
 step "tessel check, scalar path (TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0 run $B/tessel check --network vulkan --json "$OUT/check_scalar.json"
 
@@ -157,6 +160,8 @@ for s in "2560x1440 2" "3840x2160 2"; do
   TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_scalar_attention.json"
   step "tessel bench --network vulkan at $size, the shaders' network with every result staged in shared memory (TESSEL_VK_COOP_DIRECT=0)"
   TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_staged.json"
+  step "tessel bench --network vulkan at $size, the shaders' network with q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)"
+  TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_QKV=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_qkv_layer.json"
 done
 presets
 export TESSEL_VK_NATIVE=0  # the rest measures the shaders' network
@@ -170,10 +175,11 @@ TESSEL_VK_COOPMAT=0 run $B/tessel bench --network vulkan --size 3840x2160 --rati
 step "the fused block (TESSEL_VK_FUSED=1): agreement, then speed at 3840x2160"
 TESSEL_VK_FUSED=1 run $B/fused --nocapture
 TESSEL_VK_FUSED=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 100 --json "$OUT/bench_3840x2160_fused.json"
-step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1): results in the accumulators by role (the default), staged (TESSEL_VK_COOP_DIRECT=0), and in every layer that can (2)"
+step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1): the default, every result staged (TESSEL_VK_COOP_DIRECT=0), in the accumulators in every layer that can (2), q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)"
 TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160.json"
 TESSEL_PROFILE=1 TESSEL_VK_COOP_DIRECT=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_staged.json"
 TESSEL_PROFILE=1 TESSEL_VK_COOP_DIRECT=2 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_direct_all.json"
+TESSEL_PROFILE=1 TESSEL_VK_ATTENTION_QKV=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_qkv_layer.json"
 
 step "the PyTorch twin: golden vectors, the training scenes' hazards and their generator's speed, train.py's \`tessel scene\` data (on the GPU's PyTorch)"
 if python3 -c "import torch" 2>/dev/null; then

@@ -7,6 +7,13 @@
 // exponentials and their sum in f32, the exponentials rounded to f16 into P), then O = P V (f32
 // accumulation) through shared memory, divided by the sum and rounded to f16 into the output
 // rows.
+//
+// With TS_QKV_IN=1 (the variant attention_qkv_coop) the workgroup computes its head's q, k and v
+// itself instead of reading them from the qkv layer's output: the window's 64 rows of the f32
+// stream go through LayerNorm (norm1) into shared memory as f16, and each subgroup's 16-row block
+// takes three 16x16 accumulators started from qkv's bias, with B straight from qkv's weights,
+// rounded to f16 (q then scaled) and stored as matrices into Qs, Ks and Vs. The same roundings as
+// the qkv layer followed by this shader; the qkv activations never reach memory.
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -15,14 +22,22 @@
 #include "common.glsl"
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const int C = 32;
+#ifndef TS_QKV_IN
+#define TS_QKV_IN 0
+#endif
 layout(push_constant) uniform PC {
-    F16Buf qkv;   // [tokens, 3C]
+    uint64_t in_; // [tokens, 3C] f16: q, k, v; TS_QKV_IN: the stream [tokens, C] f32
     F16Buf out_;  // [tokens, C]
     F16Buf rpb;   // [heads, 225]
     uint width;   // level grid, tokens
     uint height;
     uint shift_x;
     uint shift_y;
+    // TS_QKV_IN: qkv.weight [3C, C], qkv.bias [3C], norm1.weight and norm1.bias [C].
+    uint64_t w;
+    uint64_t b;
+    uint64_t gamma;
+    uint64_t beta;
 } pc;
 
 #define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
@@ -42,6 +57,70 @@ shared uint toks[N];         // each window position's token
 // the 900-byte table unpadded the H200 loaded misplaced matrices (the head 15 to 24 dB against
 // the CPU reference).
 shared float bias[(TS_RPB_ENTRIES + 3) / 4 * 4];
+#if TS_QKV_IN
+// The window's LayerNorm rows (f16): up to 64 channels in Ps, whose softmax weights are written
+// only after the barrier that ends every subgroup's q, k, v products (the workgroup's shared
+// memory stays within 33 KiB, occupancy as without them), else in As. qkv's bias for this head's
+// q, k and v in 16 equal rows.
+const bool IN_PS = C <= N;
+shared float16_t As[IN_PS ? 8 : N * C];
+shared float16_t Bs[16 * 3 * D];
+layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F16Rows { float16_t v[]; };
+
+// Window position r's stream row through norm1 into As: invocations 2r and 2r + 1 (adjacent in
+// their subgroup) take half of it each, mean then variance around it, as the reference does.
+void stage_window(uint lid, uint h) {
+    const uint HALF = C / 2;
+    uint r = lid / 2, i0 = (lid % 2) * HALF;
+    uint t = window_token(gl_WorkGroupID.x, r, pc.width, pc.height, pc.shift_x, pc.shift_y);
+    if (lid % 2 == 0) toks[r] = t;
+    Vec4Buf x = Vec4Buf(pc.in_);
+    vec4 v[HALF / 4];
+    float s = 0.0;
+    for (uint j = 0; j < HALF / 4; j++) {
+        v[j] = x.v[(t * C + i0) / 4 + j];
+        s += v[j].x; s += v[j].y; s += v[j].z; s += v[j].w;
+    }
+    float mean = (s + subgroupShuffleXor(s, 1)) / float(C);
+    float q = 0.0;
+    for (uint j = 0; j < HALF / 4; j++) {
+        vec4 d = v[j] - mean;
+        q += d.x * d.x; q += d.y * d.y; q += d.z * d.z; q += d.w * d.w;
+    }
+    float inv = 1.0 / sqrt((q + subgroupShuffleXor(q, 1)) / float(C) + 1e-5);
+    for (uint j = 0; j < HALF / 4; j++) {
+        uint i = i0 + 4 * j;
+        vec4 a = (v[j] - mean) * inv * vec4(F16x4Buf(pc.gamma).v[i / 4]) + vec4(F16x4Buf(pc.beta).v[i / 4]);
+        for (int k = 0; k < 4; k++) {
+            if (IN_PS) Ps[r * C + i + k] = float16_t(a[k]);
+            else As[r * C + i + k] = float16_t(a[k]);
+        }
+    }
+    // qkv's bias for head h: columns j of the 16 rows are q, k, v channel h D + j % D.
+    for (uint e = lid; e < 16 * 3 * D; e += gl_WorkGroupSize.x) {
+        uint j = e % (3 * D);
+        Bs[e] = F16Buf(pc.b).v[(j / D) * C + h * D + j % D];
+    }
+}
+
+// One of q, k, v (part 0, 1, 2) of block rb's 16 rows for head h: the bias, then K = C products
+// with B read as column-major matrices from qkv's weights ([3C, C]), rounded to f16.
+coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> qkv_part(uint rb, uint h, uint part) {
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> b16;
+    coopMatLoad(b16, Bs, part * D, 3 * D, gl_CooperativeMatrixLayoutRowMajor);
+    ACC c = ACC(b16);
+    F16Rows w = F16Rows(pc.w);
+    for (uint k = 0; k < C; k += 16) {
+        MATA a;
+        if (IN_PS) coopMatLoad(a, Ps, rb * 16 * C + k, C, gl_CooperativeMatrixLayoutRowMajor);
+        else coopMatLoad(a, As, rb * 16 * C + k, C, gl_CooperativeMatrixLayoutRowMajor);
+        MATB bm;
+        coopMatLoad(bm, w.v, (part * C + h * D) * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
+        c = coopMatMulAdd(a, bm, c);
+    }
+    return coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(c);
+}
+#endif
 
 void sync_subgroup() {
     subgroupMemoryBarrierShared();
@@ -51,8 +130,22 @@ void sync_subgroup() {
 void main() {
     uint lid = gl_LocalInvocationID.x;
     uint h = gl_WorkGroupID.y;
+    for (uint e = lid; e < TS_RPB_ENTRIES; e += gl_WorkGroupSize.x) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
+#if TS_QKV_IN
+    stage_window(lid, h);
+    barrier();
+    for (uint rb = gl_SubgroupID; rb < N / 16; rb += gl_NumSubgroups) {
+        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_part(rb, h, 0);
+        for (int i = 0; i < m.length(); i++) m[i] *= float16_t(0.25);
+        coopMatStore(m, Qs, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+        m = qkv_part(rb, h, 1);
+        coopMatStore(m, Ks, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+        m = qkv_part(rb, h, 2);
+        coopMatStore(m, Vs, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+    }
+#else
     // Each window position's q, k and v (four channels an invocation and step).
-    F16x4Buf qkv4 = F16x4Buf(pc.qkv);
+    F16x4Buf qkv4 = F16x4Buf(pc.in_);
     for (uint e = lid; e < N * D / 4; e += gl_WorkGroupSize.x) {
         uint i = e / (D / 4), d4 = e % (D / 4);
         uint t = window_token(gl_WorkGroupID.x, i, pc.width, pc.height, pc.shift_x, pc.shift_y);
@@ -65,7 +158,7 @@ void main() {
             Vs[i * D + d4 * 4 + j] = v[j];
         }
     }
-    for (uint e = lid; e < TS_RPB_ENTRIES; e += gl_WorkGroupSize.x) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
+#endif
     barrier();
 
     // Row ownership inside a block of 16 rows: G invocations a row, each over N / G keys.

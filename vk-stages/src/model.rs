@@ -356,7 +356,7 @@ impl Model {
         let layers = Layers::new(&pkg.config);
         let mut pipelines = Pipelines::new(shared)?;
         let input_spec = input_spec(pkg, pixel_paths);
-        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, &tiles, attention_coop)?;
+        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, &tiles, attention_coop, shared.caps.shared_memory)?;
         if path == NetPath::CoopMat {
             let pe = pkg.config.pixel_embed as u32;
             for l in layers.all() {
@@ -398,13 +398,13 @@ impl Model {
         }))
     }
 
-    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32], tiles: &NetTiles, attention_coop: bool) -> Result<()> {
+    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32], tiles: &NetTiles, attention_coop: bool, shared_memory: u32) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
         for v in fixed_variants(input_spec, cfg.accumulate) {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
-            p.build(&tiles.attention(c, attention_coop))?;
+            p.build(&tiles.attention(c, attention_coop, attention_coop && tiles.attention_qkv(c, shared_memory)))?;
         }
         for l in layers.all() {
             p.build(&l.variant(pe))?;
@@ -436,6 +436,12 @@ impl Model {
         }
         let rows = self.tiles.mlp(self.shared.caps.shared_memory, fc1)?;
         Some((fc1.mlp_variant(self.config.pixel_embed as u32, rows), ((tokens as u32).div_ceil(rows), 1, 1)))
+    }
+
+    /// Whether a level's attention computes its q, k and v itself (attention_qkv_coop), with no
+    /// qkv dispatch before it (`NetTiles::attention_qkv`).
+    pub fn attention_qkv(&self, level: usize) -> bool {
+        self.attention_coop && self.tiles.attention_qkv(self.config.channels[level], self.shared.caps.shared_memory)
     }
 
     /// The shader that runs a level's blocks as one dispatch each, if any (`fused_levels`).

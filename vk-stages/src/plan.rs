@@ -180,11 +180,28 @@ impl PlanBuilder<'_> {
         let x = self.bufs.x[level];
         let (qkv, attn, hidden) = (self.bufs.qkv, self.bufs.attn, self.bufs.hidden);
         let none = [0u64; 3];
-        self.linear(&ly.qkv[level], (x, qkv), &format!("{name}.qkv"), (t, w), none, Some(&format!("{name}.norm1")));
-        let push = Push::new().u64(qkv).u64(attn).u64(m.tensor(&format!("{name}.rpb"))).u32(w as u32).u32(h as u32).u32(0).u32(0);
+        let qkv_in = m.attention_qkv(level);
+        let mut push = Push::new();
+        let mut cost = Cost { bytes: t as u64 * 4 * c as u64 * 2, flops: 2 * t as u64 * 2 * b::WINDOW_TOKENS as u64 * c as u64 };
+        if qkv_in {
+            // q, k and v from the stream inside the attention: its f32 rows in, no qkv rows.
+            let l = &ly.qkv[level];
+            let q = linear_cost(l, t as u64, m.config.pixel_embed as u64, false);
+            let rows = t as u64 * 3 * c as u64 * 2;
+            cost = Cost { bytes: cost.bytes + q.bytes - 2 * rows, flops: cost.flops + q.flops };
+            push = push.u64(x);
+        } else {
+            self.linear(&ly.qkv[level], (x, qkv), &format!("{name}.qkv"), (t, w), none, Some(&format!("{name}.norm1")));
+            push = push.u64(qkv);
+        }
+        let mut push = push.u64(attn).u64(m.tensor(&format!("{name}.rpb"))).u32(w as u32).u32(h as u32).u32(0).u32(0);
+        if qkv_in {
+            for tensor in ["qkv.weight", "qkv.bias", "norm1.weight", "norm1.bias"] {
+                push = push.u64(m.tensor(&format!("{name}.{tensor}")));
+            }
+        }
         let windows = (t / b::WINDOW_TOKENS as usize) as u32;
-        let cost = Cost { bytes: t as u64 * 4 * c as u64 * 2, flops: 2 * t as u64 * 2 * b::WINDOW_TOKENS as u64 * c as u64 };
-        self.push_step(&m.tiles.attention(c, m.attention_coop), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"), cost);
+        self.push_step(&m.tiles.attention(c, m.attention_coop, qkv_in), push, (windows, (c / HEAD_DIM) as u32, 1), format!("{name}.attention"), cost);
         self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, ATTENTION_SHIFT_OFFSET));
         self.linear(&ly.proj[level], (attn, x), &format!("{name}.proj"), (t, w), none, None);
         if let Some((variant, groups)) = m.mlp_dispatch(level, t) {

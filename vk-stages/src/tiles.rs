@@ -43,6 +43,10 @@ pub struct NetTiles {
     /// `TESSEL_VK_COOP_MLP=0|1`, default 1: with `direct`, each block's MLP runs as one dispatch
     /// (mlp_direct_coop.comp) where its shared memory fits, its hidden activations never stored.
     pub mlp: bool,
+    /// `TESSEL_VK_ATTENTION_QKV=0|1|2`: where the cooperative-matrix attention computes its
+    /// head's q, k and v itself from the stream (attention_qkv_coop, no qkv dispatch): 1 by role
+    /// (the default, [`NetTiles::attention_qkv`]), 2 at every level that fits, 0 nowhere.
+    pub attention_qkv: Direct,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]).
@@ -78,9 +82,21 @@ pub fn attention_coop_fits(subgroup_size: u32, shared_memory: u32) -> bool {
     matches!(subgroup_size, 32 | 64) && ATTENTION_COOP_SHARED_BYTES <= shared_memory
 }
 
+/// Shared memory of attention_qkv_coop at C channels: attention_coop.comp's, the window's
+/// LayerNorm rows (f16; up to 64 channels in the softmax weights' bytes) and qkv's bias for one
+/// head in 16 rows.
+pub fn attention_qkv_shared_bytes(c: u32) -> u32 {
+    let rows = if c <= 64 { 16 } else { 64 * c * 2 };
+    ATTENTION_COOP_SHARED_BYTES + rows + 16 * 3 * 16 * 2
+}
+
+/// The most heads a level may have for its attention to take q, k and v in by role: each of a
+/// window's workgroups (one a head) reads and normalises the window's stream rows again.
+const QKV_ROLE_HEADS: usize = 3;
+
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, attention_qkv: Direct::Roles }
     }
 }
 
@@ -116,6 +132,11 @@ impl NetTiles {
                 _ => Direct::Roles,
             },
             mlp: setting("TESSEL_VK_COOP_MLP", &[0, 1])? != Some(0),
+            attention_qkv: match setting("TESSEL_VK_ATTENTION_QKV", &[0, 1, 2])? {
+                Some(0) => Direct::Off,
+                Some(2) => Direct::All,
+                _ => Direct::Roles,
+            },
         })
     }
 
@@ -140,6 +161,11 @@ impl NetTiles {
         }
         if attention_coop {
             parts.push("attention: cooperative matrices (TESSEL_VK_ATTENTION_COOP=0 for the scalar one)".to_string());
+            parts.push(match self.attention_qkv {
+                Direct::Off => "q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)".to_string(),
+                Direct::Roles => format!("q, k, v computed in the attention at levels of up to {QKV_ROLE_HEADS} heads (TESSEL_VK_ATTENTION_QKV=0 for the qkv layer, 2 everywhere)"),
+                Direct::All => "q, k, v computed in the attention at every level that fits (TESSEL_VK_ATTENTION_QKV=2)".to_string(),
+            });
             return parts.join(", ");
         }
         let pass = if self.attention_online { "one pass" } else { "two passes" };
@@ -230,6 +256,19 @@ impl NetTiles {
         (fc1.mlp_shared_bytes(rows) + 1024 <= shared_memory).then_some(rows)
     }
 
+    /// Whether the cooperative-matrix attention at width `c` computes its head's q, k and v
+    /// itself (attention_qkv_coop) on a device with `shared_memory` bytes a workgroup: where its
+    /// shared memory fits with 1 KiB to spare, and by role at levels of up to QKV_ROLE_HEADS
+    /// heads.
+    pub fn attention_qkv(&self, c: usize, shared_memory: u32) -> bool {
+        let fits = c % 16 == 0 && attention_qkv_shared_bytes(c as u32) + 1024 <= shared_memory;
+        match self.attention_qkv {
+            Direct::Off => false,
+            Direct::Roles => fits && c / b::HEAD_DIM as usize <= QKV_ROLE_HEADS,
+            Direct::All => fits,
+        }
+    }
+
     /// The unfused blocks' attention (attention.comp) at width `c`. Online (the default): each
     /// score computed once, its softmax with a running maximum; the shaders' network 4.091 ->
     /// 4.067 ms at 4K, and with one query an invocation 4.023 (thirty-sixth session). Two queries
@@ -238,9 +277,9 @@ impl NetTiles {
     /// `coop`: the model runs the cooperative-matrix attention (attention_coop.comp, the same
     /// push constants and grid; level 0's attention 0.248 -> 0.202 ms at 4K on the H200,
     /// thirty-seventh session).
-    pub fn attention(&self, c: usize, coop: bool) -> Variant {
+    pub fn attention(&self, c: usize, coop: bool, qkv_in: bool) -> Variant {
         if coop {
-            return Variant::new("attention_coop", &[c as u32]);
+            return Variant::new(if qkv_in { "attention_qkv_coop" } else { "attention_coop" }, &[c as u32]);
         }
         let qpi = self.attention_qpi;
         Variant::new("attention", &[c as u32, b::WINDOW_TOKENS / qpi, qpi, self.attention_online as u32])
@@ -369,13 +408,29 @@ mod tests {
 
     #[test]
     fn the_attention_variant_follows_its_setting() {
-        let one = NetTiles::default().attention(48, false);
-        let two = NetTiles { attention_qpi: 2, ..NetTiles::default() }.attention(48, false);
+        let one = NetTiles::default().attention(48, false, false);
+        let two = NetTiles { attention_qpi: 2, ..NetTiles::default() }.attention(48, false, false);
         assert_ne!(two, one);
         assert_eq!(one, Variant::new("attention", &[48, b::WINDOW_TOKENS, 1, 1]));
         assert_eq!(two, Variant::new("attention", &[48, b::WINDOW_TOKENS / 2, 2, 1]));
-        assert_ne!(one, NetTiles { attention_online: false, ..NetTiles::default() }.attention(48, false));
-        assert_eq!(NetTiles::default().attention(48, true), Variant::new("attention_coop", &[48]));
+        assert_ne!(one, NetTiles { attention_online: false, ..NetTiles::default() }.attention(48, false, false));
+        assert_eq!(NetTiles::default().attention(48, true, false), Variant::new("attention_coop", &[48]));
+        assert_eq!(NetTiles::default().attention(48, true, true), Variant::new("attention_qkv_coop", &[48]));
+    }
+
+    #[test]
+    fn the_attention_takes_q_k_v_in_by_role_where_it_fits() {
+        let kb = 1024;
+        let roles = NetTiles::default();
+        assert!(roles.attention_qkv(32, 48 * kb) && roles.attention_qkv(48, 48 * kb), "two or three heads: by role");
+        assert!(!roles.attention_qkv(96, 48 * kb), "six heads: the qkv layer");
+        let all = NetTiles { attention_qkv: Direct::All, ..roles };
+        assert!(all.attention_qkv(48, 48 * kb) && all.attention_qkv(96, 48 * kb));
+        assert_eq!(attention_qkv_shared_bytes(96), ATTENTION_COOP_SHARED_BYTES + 12 * kb + 1536);
+        assert_eq!(attention_qkv_shared_bytes(48), ATTENTION_COOP_SHARED_BYTES + 16 + 1536, "rows in the softmax weights' bytes");
+        assert!(!all.attention_qkv(96, attention_qkv_shared_bytes(96) + 1023), "1 KiB to spare");
+        assert!(!NetTiles { attention_qkv: Direct::Off, ..roles }.attention_qkv(32, 48 * kb));
+        assert!(roles.describe(true, true).contains("q, k, v computed in the attention at levels of up to 3 heads"));
     }
 
     #[test]
