@@ -145,7 +145,7 @@ impl NetTiles {
     pub fn describe(&self, coop: bool, attention_coop: bool) -> String {
         let mut parts = Vec::new();
         if coop {
-            let rows = self.rows.map_or("32 rows at level 0, 128 for its merge, 64 below".to_string(), |r| format!("{r} rows"));
+            let rows = self.rows.map_or("32 rows at level 0 and its merge (staged 128), the head 128, 64 below".to_string(), |r| format!("{r} rows"));
             let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
             parts.push(format!("tiles: {rows}, {cols}, head {} (TESSEL_VK_COOP_ROWS|COLS|HEAD_COLS)", self.head_cols));
             let mlp = match (self.mlp, self.direct) {
@@ -218,22 +218,34 @@ impl NetTiles {
     /// the head 0.298 -> 0.255), and layers reading f16 rows as matrices from the buffer where
     /// those are few and narrow (level 1's and level 2's proj 0.034 -> 0.027, level 1's fc2
     /// 0.055 -> 0.049); not level 0's (the embedding 0.185 -> 0.199, proj 0.059 -> 0.068, fc2
-    /// 0.109 -> 0.124), not rows wider than 96 (level 2's fc2 0.053 -> 0.059), and not the merges
-    /// (merge1 0.117 -> 0.151, merge2 0.064 -> 0.101).
+    /// 0.109 -> 0.124), not rows wider than 96 (level 2's fc2 0.053 -> 0.059), and not the merge
+    /// into level 2 (merge2 0.064 -> 0.101); the merge out of level 0 at 32 rows (below).
     pub fn direct(&self, shared_memory: u32, l: &LinearSpec, p: u32) -> Option<DirectTile> {
         let mode = matches!(l.mode, b::MODE_PLAIN | b::MODE_MERGE) || (l.mode == b::MODE_HEAD && p == 8 && b::HEAD_CHANNELS == 8);
         let from_buffer = l.ln == 0 && l.mode == b::MODE_PLAIN && l.in_f16 == 1;
         let role = match self.direct {
             Direct::Off => false,
-            Direct::Roles => l.mode != b::MODE_MERGE && !(from_buffer && (l.level == 0 || l.inp > 96)),
+            Direct::Roles => (l.mode != b::MODE_MERGE || l.level == 1) && !(from_buffer && (l.level == 0 || l.inp > 96)),
             Direct::All => true,
         };
         if !role || !mode || l.inp % 16 != 0 || l.out % 16 != 0 {
             return None;
         }
+        let fits = |rows: u32| l.direct_shared_bytes(rows) + 1024 <= shared_memory;
+        let cols = self.cols.unwrap_or(64);
+        // Rows of their own, where the setting leaves them to the layer (fortieth session, H100 at
+        // 4K): the head 0.258 -> 0.232 ms with 128 rows instead of level 0's 32; the merge out of
+        // level 0 0.118 ms staged at 128 rows, 0.108 here at 32 (at 128, 223 registers).
+        let own = match (self.rows, l.mode, l.level) {
+            (None, b::MODE_HEAD, _) => Some(128),
+            (None, b::MODE_MERGE, 1) => Some(32),
+            _ => None,
+        };
+        if let Some(rows) = own.filter(|&r| fits(r)) {
+            return Some(DirectTile { rows, cols });
+        }
         let rows = self.rows(shared_memory, l);
-        let tile = DirectTile { rows, cols: self.cols.unwrap_or(64) };
-        (l.direct_shared_bytes(rows) + 1024 <= shared_memory).then_some(tile)
+        fits(rows).then_some(DirectTile { rows, cols })
     }
 
     /// Rows a workgroup where a block's MLP (`fc1` its first layer) runs as one dispatch
@@ -332,7 +344,7 @@ mod tests {
     fn the_start_up_words_name_the_tiles_and_the_attention() {
         let t = NetTiles::default();
         let d = t.describe(true, false);
-        assert!(d.contains("32 rows at level 0, 128 for its merge, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
+        assert!(d.contains("32 rows at level 0 and its merge (staged 128), the head 128, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
         let d = NetTiles { rows: Some(128), attention_online: false, attention_qpi: 2, ..t }.describe(false, false);
         assert!(!d.contains("tiles") && d.contains("attention: two passes, 2 queries"), "{d}");
         assert!(NetTiles { rows: Some(128), ..t }.describe(true, false).contains("tiles: 128 rows"));
@@ -360,15 +372,20 @@ mod tests {
         assert_eq!(t.direct(big, &proj1, 8), tile(64, 64));
         assert_eq!(t.direct(big, &fc2_2, 8), None);
         assert_eq!(t.direct(big, &embed, 8), None);
-        // Merges by role stage their results; every layer that can with TESSEL_VK_COOP_DIRECT=2.
-        assert_eq!(t.direct(big, &merge, 8), None);
-        assert_eq!(all.direct(big, &merge, 8), tile(128, 64));
+        // The merge out of level 0 by role at 32 rows (not its staged 128); the merge into level 2
+        // stages its results but with TESSEL_VK_COOP_DIRECT=2.
+        assert_eq!(t.direct(big, &merge, 8), tile(32, 64));
+        assert_eq!(NetTiles { rows: Some(128), ..t }.direct(big, &merge, 8), tile(128, 64), "the setting rules");
+        let merge2 = LinearSpec { mode: b::MODE_MERGE, ..spec(192, 96, 2) };
+        assert_eq!(t.direct(big, &merge2, 8), None);
+        assert_eq!(all.direct(big, &merge2, 8), tile(64, 64));
         // Staged inputs count, unstaged ones do not: fc2's f16 rows are read as matrices.
         assert_eq!(qkv.direct_shared_bytes(64), 64 * 96 * 2 + 16 * 288 * 2);
         assert_eq!(fc2.direct_shared_bytes(32), 32 + 16 * 32 * 2);
         // The head where pixels have 8 embedding values; the expansion's scatter never.
         let head = LinearSpec { mode: b::MODE_HEAD, ln: 1, out_f16: 1, ..spec(32, 128, 0) };
-        assert_eq!(t.direct(big, &head, 8), tile(32, 64));
+        assert_eq!(t.direct(big, &head, 8), tile(128, 64), "the head's own rows");
+        assert_eq!(t.direct(head.direct_shared_bytes(128) + 1023, &head, 8), tile(32, 64), "level 0's where 128 do not fit");
         assert_eq!(head.direct_shared_bytes(32), 32 * 32 * 2 + 16 * 128 * 4 + 512);
         assert_eq!(t.direct(big, &head, 4), None);
         let expand = LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..spec(48, 128, 1) };
