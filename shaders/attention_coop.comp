@@ -62,9 +62,12 @@ shared float bias[(TS_RPB_ENTRIES + 3) / 4 * 4];
 // only after the barrier that ends every subgroup's q, k, v products (the workgroup's shared
 // memory stays within 33 KiB, occupancy as without them), else in As. qkv's bias for this head's
 // q, k and v in 16 equal rows.
-const bool IN_PS = C <= N;
+// TS_QKV_IN=2 (attention_qkv_window_coop): one workgroup takes every head of its window, the rows
+// staged once for all of them; they stay in As while each head's softmax weights come and go.
+const uint HW = TS_QKV_IN == 2 ? uint(C) / D : 1;
+const bool IN_PS = C <= N && HW == 1;
 shared float16_t As[IN_PS ? 8 : N * C];
-shared float16_t Bs[16 * 3 * D];
+shared float16_t Bs[16 * 3 * HW * D];
 layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F16Rows { float16_t v[]; };
 
 // Window position r's stream row through norm1 into As: invocations 2r and 2r + 1 (adjacent in
@@ -96,18 +99,20 @@ void stage_window(uint lid, uint h) {
             else As[r * C + i + k] = float16_t(a[k]);
         }
     }
-    // qkv's bias for head h: columns j of the 16 rows are q, k, v channel h D + j % D.
-    for (uint e = lid; e < 16 * 3 * D; e += gl_WorkGroupSize.x) {
-        uint j = e % (3 * D);
-        Bs[e] = F16Buf(pc.b).v[(j / D) * C + h * D + j % D];
+    // qkv's bias for heads h .. h + HW - 1: column j of the 16 rows is part j / (HW D) (q, k, v)
+    // of channel h D + j % (HW D).
+    for (uint e = lid; e < 16 * 3 * HW * D; e += gl_WorkGroupSize.x) {
+        uint j = e % (3 * HW * D);
+        Bs[e] = F16Buf(pc.b).v[(j / (HW * D)) * C + h * D + j % (HW * D)];
     }
 }
 
-// One of q, k, v (part 0, 1, 2) of block rb's 16 rows for head h: the bias, then K = C products
-// with B read as column-major matrices from qkv's weights ([3C, C]), rounded to f16.
-coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> qkv_part(uint rb, uint h, uint part) {
+// One of q, k, v (part 0, 1, 2) of block rb's 16 rows for head h (the workgroup's hw-th): the
+// bias, then K = C products with B read as column-major matrices from qkv's weights ([3C, C]),
+// rounded to f16.
+coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> qkv_part(uint rb, uint h, uint hw, uint part) {
     coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> b16;
-    coopMatLoad(b16, Bs, part * D, 3 * D, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(b16, Bs, (part * HW + hw) * D, 3 * HW * D, gl_CooperativeMatrixLayoutRowMajor);
     ACC c = ACC(b16);
     F16Rows w = F16Rows(pc.w);
     for (uint k = 0; k < C; k += 16) {
@@ -127,40 +132,9 @@ void sync_subgroup() {
     subgroupBarrier();
 }
 
-void main() {
-    uint lid = gl_LocalInvocationID.x;
-    uint h = gl_WorkGroupID.y;
-    for (uint e = lid; e < TS_RPB_ENTRIES; e += gl_WorkGroupSize.x) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
-#if TS_QKV_IN
-    stage_window(lid, h);
-    barrier();
-    for (uint rb = gl_SubgroupID; rb < N / 16; rb += gl_NumSubgroups) {
-        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_part(rb, h, 0);
-        for (int i = 0; i < m.length(); i++) m[i] *= float16_t(0.25);
-        coopMatStore(m, Qs, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
-        m = qkv_part(rb, h, 1);
-        coopMatStore(m, Ks, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
-        m = qkv_part(rb, h, 2);
-        coopMatStore(m, Vs, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
-    }
-#else
-    // Each window position's q, k and v (four channels an invocation and step).
-    F16x4Buf qkv4 = F16x4Buf(pc.in_);
-    for (uint e = lid; e < N * D / 4; e += gl_WorkGroupSize.x) {
-        uint i = e / (D / 4), d4 = e % (D / 4);
-        uint t = window_token(gl_WorkGroupID.x, i, pc.width, pc.height, pc.shift_x, pc.shift_y);
-        if (d4 == 0) toks[i] = t;
-        uint base = (t * 3 * C + h * D) / 4 + d4;
-        f16vec4 q = qkv4.v[base], k = qkv4.v[base + C / 4], v = qkv4.v[base + 2 * C / 4];
-        for (int j = 0; j < 4; j++) {
-            Qs[i * D + d4 * 4 + j] = q[j] * float16_t(0.25);
-            Ks[i * D + d4 * 4 + j] = k[j];
-            Vs[i * D + d4 * 4 + j] = v[j];
-        }
-    }
-#endif
-    barrier();
-
+// Head h of the window from q, k, v and the bias table in shared memory: each subgroup's 16-row
+// blocks of queries.
+void attend(uint h) {
     // Row ownership inside a block of 16 rows: G invocations a row, each over N / G keys.
     const uint G = gl_SubgroupSize / 16;
     uint rib = gl_SubgroupInvocationID / G, lane = gl_SubgroupInvocationID % G;
@@ -226,4 +200,47 @@ void main() {
             out4.v[(toks[r] * C + h * D + d) / 4] = f16vec4(v);
         }
     }
+}
+
+void main() {
+    uint lid = gl_LocalInvocationID.x;
+#if TS_QKV_IN
+    uint h0 = gl_WorkGroupID.y * HW;
+    stage_window(lid, h0);
+    for (uint h = h0; h < h0 + HW; h++) {
+        // The staged rows and biases are in; the head before is done with shared memory.
+        barrier();
+        for (uint e = lid; e < TS_RPB_ENTRIES; e += gl_WorkGroupSize.x) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
+        for (uint rb = gl_SubgroupID; rb < N / 16; rb += gl_NumSubgroups) {
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_part(rb, h, h - h0, 0);
+            for (int i = 0; i < m.length(); i++) m[i] *= float16_t(0.25);
+            coopMatStore(m, Qs, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+            m = qkv_part(rb, h, h - h0, 1);
+            coopMatStore(m, Ks, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+            m = qkv_part(rb, h, h - h0, 2);
+            coopMatStore(m, Vs, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+        }
+        barrier();
+        attend(h);
+    }
+#else
+    uint h = gl_WorkGroupID.y;
+    for (uint e = lid; e < TS_RPB_ENTRIES; e += gl_WorkGroupSize.x) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
+    // Each window position's q, k and v (four channels an invocation and step).
+    F16x4Buf qkv4 = F16x4Buf(pc.in_);
+    for (uint e = lid; e < N * D / 4; e += gl_WorkGroupSize.x) {
+        uint i = e / (D / 4), d4 = e % (D / 4);
+        uint t = window_token(gl_WorkGroupID.x, i, pc.width, pc.height, pc.shift_x, pc.shift_y);
+        if (d4 == 0) toks[i] = t;
+        uint base = (t * 3 * C + h * D) / 4 + d4;
+        f16vec4 q = qkv4.v[base], k = qkv4.v[base + C / 4], v = qkv4.v[base + 2 * C / 4];
+        for (int j = 0; j < 4; j++) {
+            Qs[i * D + d4 * 4 + j] = q[j] * float16_t(0.25);
+            Ks[i * D + d4 * 4 + j] = k[j];
+            Vs[i * D + d4 * 4 + j] = v[j];
+        }
+    }
+    barrier();
+    attend(h);
+#endif
 }

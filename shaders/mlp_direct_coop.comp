@@ -62,9 +62,9 @@ void main() {
     for (uint rb = gl_SubgroupID; rb < ROWS / 16; rb += gl_NumSubgroups) {
         uint row0 = t0 + rb * 16;
         if (row0 >= pc.tokens) break;
-        // fc1: K = C from As, the hidden in chunks of up to 64.
-        for (uint n0 = 0; n0 < HID; n0 += 64) {
-            uint nb = min(4u, (HID - n0) / 16);
+        // fc1: K = C from As, the hidden in chunks of up to COLS (at most 64).
+        for (uint n0 = 0; n0 < HID; n0 += COLS) {
+            uint nb = min(uint(COLS / 16), (HID - n0) / 16);
             ACC c0 = ACC(0.0); ACC c1 = ACC(0.0); ACC c2 = ACC(0.0); ACC c3 = ACC(0.0);
 #define START1_(c, n) c = start(n, HID, false)
             ACC4_EACH(START1_, n0, nb)
@@ -80,9 +80,9 @@ void main() {
         // The block's hidden rows, written by this subgroup, are read back by it as matrices.
         subgroupMemoryBarrierShared();
         subgroupBarrier();
-        // fc2: K = the hidden from Hs, C outputs in chunks of up to 64, added to the stream.
-        for (uint n0 = 0; n0 < C; n0 += 64) {
-            uint nb = min(4u, (C - n0) / 16);
+        // fc2: K = the hidden from Hs, C outputs in chunks of up to COLS, added to the stream.
+        for (uint n0 = 0; n0 < C; n0 += COLS) {
+            uint nb = min(uint(COLS / 16), (C - n0) / 16);
             ACC c0 = ACC(0.0); ACC c1 = ACC(0.0); ACC c2 = ACC(0.0); ACC c3 = ACC(0.0);
 #define START2_(c, n) c = add_old(start(n, C, true), pc.x, row0, n, C)
             ACC4_EACH(START2_, n0, nb)

@@ -28,7 +28,10 @@ fn main() {
         .collect();
     sources.sort();
     // The variant table: (name, source, defines). Every entry file once as itself, plus:
-    let extra: &[(&str, &str, &[&str])] = &[("attention_qkv_coop", "attention_coop.comp", &["TS_QKV_IN=1"])];
+    let extra: &[(&str, &str, &[&str])] = &[
+        ("attention_qkv_coop", "attention_coop.comp", &["TS_QKV_IN=1"]),
+        ("attention_qkv_window_coop", "attention_coop.comp", &["TS_QKV_IN=2"]),
+    ];
     let mut entries: Vec<(String, PathBuf, Vec<String>)> =
         sources.iter().map(|p| (p.file_stem().unwrap().to_str().unwrap().to_string(), p.clone(), vec![])).collect();
     for (name, src, defs) in extra {

@@ -59,8 +59,8 @@ impl LinearSpec {
     }
     /// A block's MLP in one dispatch (mlp_direct_coop.comp): `self` is its fc1 (IN the level's
     /// width, OUT the hidden width), `rows` tokens a workgroup.
-    pub fn mlp_variant(&self, p: u32, rows: u32) -> Variant {
-        Variant::new("mlp_direct_coop", &self.spec(p, rows, 64))
+    pub fn mlp_variant(&self, p: u32, tile: &DirectTile) -> Variant {
+        Variant::new("mlp_direct_coop", &self.spec(p, tile.rows, tile.cols))
     }
     /// Shared memory of mlp_direct_coop.comp with `rows` tokens a workgroup (`self` its fc1): the
     /// normalised rows and the hidden activations (f16), both biases in 16 rows.
@@ -367,8 +367,8 @@ impl Model {
                 }
             }
             for fc1 in &layers.fc1 {
-                if let Some(rows) = tiles.mlp(shared.caps.shared_memory, fc1) {
-                    pipelines.build(&fc1.mlp_variant(pe, rows))?;
+                if let Some(tile) = tiles.mlp(shared.caps.shared_memory, fc1) {
+                    pipelines.build(&fc1.mlp_variant(pe, &tile))?;
                 }
             }
         }
@@ -434,8 +434,8 @@ impl Model {
         if self.path != NetPath::CoopMat {
             return None;
         }
-        let rows = self.tiles.mlp(self.shared.caps.shared_memory, fc1)?;
-        Some((fc1.mlp_variant(self.config.pixel_embed as u32, rows), ((tokens as u32).div_ceil(rows), 1, 1)))
+        let tile = self.tiles.mlp(self.shared.caps.shared_memory, fc1)?;
+        Some((fc1.mlp_variant(self.config.pixel_embed as u32, &tile), ((tokens as u32).div_ceil(tile.rows), 1, 1)))
     }
 
     /// Whether a level's attention computes its q, k and v itself (attention_qkv_coop), with no

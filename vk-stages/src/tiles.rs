@@ -47,6 +47,9 @@ pub struct NetTiles {
     /// head's q, k and v itself from the stream (attention_qkv_coop, no qkv dispatch): 1 by role
     /// (the default, [`NetTiles::attention_qkv`]), 2 at every level that fits, 0 nowhere.
     pub attention_qkv: Direct,
+    /// `TESSEL_VK_ATTENTION_WINDOW=1`: where q, k, v are computed in the attention, one
+    /// workgroup takes every head of its window (attention_qkv_window_coop).
+    pub attention_window: bool,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]).
@@ -90,13 +93,19 @@ pub fn attention_qkv_shared_bytes(c: u32) -> u32 {
     ATTENTION_COOP_SHARED_BYTES + rows + 16 * 3 * 16 * 2
 }
 
+/// The same for attention_qkv_window_coop: the rows in shared memory of their own, qkv's bias
+/// for every head.
+pub fn attention_qkv_window_shared_bytes(c: u32) -> u32 {
+    ATTENTION_COOP_SHARED_BYTES + 64 * c * 2 + 16 * 3 * c * 2
+}
+
 /// The most heads a level may have for its attention to take q, k and v in by role: each of a
 /// window's workgroups (one a head) reads and normalises the window's stream rows again.
 const QKV_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, attention_qkv: Direct::Roles }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, attention_qkv: Direct::Roles, attention_window: false }
     }
 }
 
@@ -132,6 +141,7 @@ impl NetTiles {
                 _ => Direct::Roles,
             },
             mlp: setting("TESSEL_VK_COOP_MLP", &[0, 1])? != Some(0),
+            attention_window: setting("TESSEL_VK_ATTENTION_WINDOW", &[0, 1])? == Some(1),
             attention_qkv: match setting("TESSEL_VK_ATTENTION_QKV", &[0, 1, 2])? {
                 Some(0) => Direct::Off,
                 Some(2) => Direct::All,
@@ -254,7 +264,7 @@ impl NetTiles {
     /// only where that is at most 24 KiB at the layer's rows: level 1's MLP (22.5 KiB) 0.089 ->
     /// 0.073 ms at 4K on the H100 in one dispatch, level 0's (9 KiB) 0.216 either way, level 2's
     /// (45 KiB, 110 registers) 0.101 -> 0.115 (thirty-ninth session).
-    pub fn mlp(&self, shared_memory: u32, fc1: &LinearSpec) -> Option<u32> {
+    pub fn mlp(&self, shared_memory: u32, fc1: &LinearSpec) -> Option<DirectTile> {
         if self.direct == Direct::Off || !self.mlp || fc1.inp % 16 != 0 || fc1.out % 16 != 0 {
             return None;
         }
@@ -265,7 +275,7 @@ impl NetTiles {
         while rows > 16 && fc1.mlp_shared_bytes(rows) + 1024 > shared_memory {
             rows /= 2;
         }
-        (fc1.mlp_shared_bytes(rows) + 1024 <= shared_memory).then_some(rows)
+        (fc1.mlp_shared_bytes(rows) + 1024 <= shared_memory).then_some(DirectTile { rows, cols: self.cols.unwrap_or(64) })
     }
 
     /// Whether the cooperative-matrix attention at width `c` computes its head's q, k and v
@@ -273,7 +283,8 @@ impl NetTiles {
     /// shared memory fits with 1 KiB to spare, and by role at levels of up to QKV_ROLE_HEADS
     /// heads.
     pub fn attention_qkv(&self, c: usize, shared_memory: u32) -> bool {
-        let fits = c % 16 == 0 && attention_qkv_shared_bytes(c as u32) + 1024 <= shared_memory;
+        let bytes = if self.attention_window { attention_qkv_window_shared_bytes(c as u32) } else { attention_qkv_shared_bytes(c as u32) };
+        let fits = c % 16 == 0 && bytes + 1024 <= shared_memory;
         match self.attention_qkv {
             Direct::Off => false,
             Direct::Roles => fits && c / b::HEAD_DIM as usize <= QKV_ROLE_HEADS,
@@ -291,7 +302,12 @@ impl NetTiles {
     /// thirty-seventh session).
     pub fn attention(&self, c: usize, coop: bool, qkv_in: bool) -> Variant {
         if coop {
-            return Variant::new(if qkv_in { "attention_qkv_coop" } else { "attention_coop" }, &[c as u32]);
+            let name = match (qkv_in, self.attention_window) {
+                (false, _) => "attention_coop",
+                (true, false) => "attention_qkv_coop",
+                (true, true) => "attention_qkv_window_coop",
+            };
+            return Variant::new(name, &[c as u32]);
         }
         let qpi = self.attention_qpi;
         Variant::new("attention", &[c as u32, b::WINDOW_TOKENS / qpi, qpi, self.attention_online as u32])
@@ -400,13 +416,14 @@ mod tests {
         // The MLP in one dispatch: the level's rows where they fit, fewer where not, none
         // without `direct` or with its own switch off.
         let fc1 = |c: usize, level| LinearSpec { act: 1, ln: 1, out_f16: 1, ..spec(c, 2 * c, level) };
-        assert_eq!(t.mlp(big, &fc1(32, 0)), Some(32));
-        assert_eq!(t.mlp(big, &fc1(48, 1)), Some(64), "{}", fc1(48, 1).mlp_shared_bytes(64));
+        assert_eq!(t.mlp(big, &fc1(32, 0)), tile(32, 64));
+        assert_eq!(t.mlp(big, &fc1(48, 1)), tile(64, 64), "{}", fc1(48, 1).mlp_shared_bytes(64));
+        assert_eq!(NetTiles { cols: Some(32), ..t }.mlp(big, &fc1(32, 0)), tile(32, 32), "chunks of TESSEL_VK_COOP_COLS");
         // By role not where it needs more than 24 KiB at the level's rows; with
         // TESSEL_VK_COOP_DIRECT=2 wherever it fits.
         assert_eq!(t.mlp(big, &fc1(96, 2)), None, "{}", fc1(96, 2).mlp_shared_bytes(64));
-        assert_eq!(all.mlp(big, &fc1(96, 2)), Some(64));
-        assert_eq!(all.mlp(32 * 1024, &fc1(96, 2)), Some(32), "lavapipe's 32 KiB");
+        assert_eq!(all.mlp(big, &fc1(96, 2)), tile(64, 64));
+        assert_eq!(all.mlp(32 * 1024, &fc1(96, 2)), tile(32, 64), "lavapipe's 32 KiB");
         assert_eq!(all.mlp(8 * 1024, &fc1(96, 2)), None);
         assert_eq!(NetTiles { mlp: false, ..t }.mlp(big, &fc1(32, 0)), None);
         assert_eq!(off.mlp(big, &fc1(32, 0)), None, "only with results in the accumulators");
@@ -433,6 +450,9 @@ mod tests {
         assert_ne!(one, NetTiles { attention_online: false, ..NetTiles::default() }.attention(48, false, false));
         assert_eq!(NetTiles::default().attention(48, true, false), Variant::new("attention_coop", &[48]));
         assert_eq!(NetTiles::default().attention(48, true, true), Variant::new("attention_qkv_coop", &[48]));
+        let window = NetTiles { attention_window: true, ..NetTiles::default() };
+        assert_eq!(window.attention(48, true, true), Variant::new("attention_qkv_window_coop", &[48]));
+        assert_eq!(window.attention(48, true, false), Variant::new("attention_coop", &[48]));
     }
 
     #[test]
