@@ -20,6 +20,7 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "layernorm_pair.glsl"
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const int C = 32;
 #ifndef TS_QKV_IN
@@ -71,7 +72,7 @@ shared float16_t Bs[16 * 3 * HW * D];
 layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F16Rows { float16_t v[]; };
 
 // Window position r's stream row through norm1 into As: invocations 2r and 2r + 1 (adjacent in
-// their subgroup) take half of it each, mean then variance around it, as the reference does.
+// their subgroup) take half of it each (layernorm_pair.glsl).
 void stage_window(uint lid, uint h) {
     const uint HALF = C / 2;
     uint r = lid / 2, i0 = (lid % 2) * HALF;
@@ -79,18 +80,9 @@ void stage_window(uint lid, uint h) {
     if (lid % 2 == 0) toks[r] = t;
     Vec4Buf x = Vec4Buf(pc.in_);
     vec4 v[HALF / 4];
-    float s = 0.0;
-    for (uint j = 0; j < HALF / 4; j++) {
-        v[j] = x.v[(t * C + i0) / 4 + j];
-        s += v[j].x; s += v[j].y; s += v[j].z; s += v[j].w;
-    }
-    float mean = (s + subgroupShuffleXor(s, 1)) / float(C);
-    float q = 0.0;
-    for (uint j = 0; j < HALF / 4; j++) {
-        vec4 d = v[j] - mean;
-        q += d.x * d.x; q += d.y * d.y; q += d.z * d.z; q += d.w * d.w;
-    }
-    float inv = 1.0 / sqrt((q + subgroupShuffleXor(q, 1)) / float(C) + 1e-5);
+    for (uint j = 0; j < HALF / 4; j++) v[j] = x.v[(t * C + i0) / 4 + j];
+    float mean, inv;
+    LN_PAIR_STATS(v, HALF / 4, C, mean, inv)
     for (uint j = 0; j < HALF / 4; j++) {
         uint i = i0 + 4 * j;
         vec4 a = (v[j] - mean) * inv * vec4(F16x4Buf(pc.gamma).v[i / 4]) + vec4(F16x4Buf(pc.beta).v[i / 4]);

@@ -3,6 +3,8 @@
 // the matrix types, and the staging of a workgroup's input rows. Needs common.glsl,
 // linear_params.glsl and linear_epilogue.glsl, ROWS and THREADS, and `shared float16_t As[]`
 // of ROWS x IN where inputs are staged.
+#include "layernorm_pair.glsl"
+
 // Matrix loads and stores of whole 16-element rows: the base addresses are 256-byte aligned and
 // every row offset is a multiple of 16 elements.
 layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F16Rows { float16_t v[]; };
@@ -39,8 +41,7 @@ ACC add_old(ACC c, uint64_t x, uint row0, uint n, uint width) {
 }
 
 // The workgroup's input rows as f16 in As. LayerNorm: two invocations a row (adjacent in their
-// subgroup), each over half of it from the buffer into registers: mean, then the variance
-// around it, as the reference takes them.
+// subgroup), each over half of it from the buffer into registers (layernorm_pair.glsl).
 void stage_rows(uint t0) {
     uint tid = gl_LocalInvocationID.x;
     if (LN == 0) {
@@ -56,18 +57,9 @@ void stage_rows(uint t0) {
     uint r = tid / 2, i0 = (tid % 2) * H;
     bool live = t0 + r < pc.tokens;
     vec4 v[H / 4];
-    float s = 0.0;
-    for (uint j = 0; j < H / 4; j++) {
-        v[j] = live ? linear_input4(t0 + r, i0 + 4 * j) : vec4(0.0);
-        s += v[j].x; s += v[j].y; s += v[j].z; s += v[j].w;
-    }
-    float mean = (s + subgroupShuffleXor(s, 1)) / float(IN);
-    float q = 0.0;
-    for (uint j = 0; j < H / 4; j++) {
-        vec4 d = v[j] - mean;
-        q += d.x * d.x; q += d.y * d.y; q += d.z * d.z; q += d.w * d.w;
-    }
-    float inv = 1.0 / sqrt((q + subgroupShuffleXor(q, 1)) / float(IN) + 1e-5);
+    for (uint j = 0; j < H / 4; j++) v[j] = live ? linear_input4(t0 + r, i0 + 4 * j) : vec4(0.0);
+    float mean, inv;
+    LN_PAIR_STATS(v, H / 4, IN, mean, inv)
     for (uint j = 0; j < H / 4; j++) {
         vec4 a = ln_affine4(v[j], i0 + 4 * j, mean, inv);
         for (int k = 0; k < 4; k++) As[r * IN + i0 + 4 * j + k] = float16_t(a[k]);

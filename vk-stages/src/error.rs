@@ -26,6 +26,9 @@ pub enum VkError {
     /// The network in another API failed (its own message).
     #[error("external network: {0}")]
     External(String),
+    /// A replacement shader of TESSEL_VK_SHADER_DIR that cannot be used (its path and why).
+    #[error("TESSEL_VK_SHADER_DIR: {0}")]
+    Shader(String),
     /// No memory type fits a buffer.
     #[error("no memory type for {0}")]
     Memory(String),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use ash::vk;
 
 use crate::device::DeviceShared;
-use crate::error::{Check, Result};
+use crate::error::{Check, Result, VkError};
 
 mod spirv {
     include!(concat!(env!("OUT_DIR"), "/spirv.rs"));
@@ -34,6 +34,37 @@ impl Variant {
 /// SPIR-V of a shader by stem.
 pub fn spirv(stem: &str) -> Option<&'static [u8]> {
     spirv::SPIRV.iter().find(|(n, _)| *n == stem).map(|(_, b)| *b)
+}
+
+/// SPIR-V bytes as words (little-endian, as glslang writes them).
+fn words_of(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// `TESSEL_VK_SHADER_DIR`: a folder of `<stem>.spv` files that replace the built-in shaders of
+/// those names, so that a shader's variants can be timed on a GPU machine with one binary (each
+/// replacement is named on stderr). The file must be SPIR-V (its magic number checked); the
+/// specialisation constants and push constants stay the built-in shader's.
+fn override_spirv(stem: &str) -> Result<Option<Vec<u32>>> {
+    match std::env::var_os("TESSEL_VK_SHADER_DIR") {
+        Some(dir) => spirv_in(std::path::Path::new(&dir), stem),
+        None => Ok(None),
+    }
+}
+
+/// `<dir>/<stem>.spv` as SPIR-V words, None where there is no such file.
+fn spirv_in(dir: &std::path::Path, stem: &str) -> Result<Option<Vec<u32>>> {
+    let path = dir.join(format!("{stem}.spv"));
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(VkError::Shader(format!("{}: {e}", path.display()))),
+    };
+    if bytes.len() % 4 != 0 || bytes.len() < 20 || bytes[..4] != [0x03, 0x02, 0x23, 0x07] {
+        return Err(VkError::Shader(format!("{}: not a SPIR-V module (magic number or length)", path.display())));
+    }
+    eprintln!("tessel: shader '{stem}' from {} (TESSEL_VK_SHADER_DIR)", path.display());
+    Ok(Some(words_of(&bytes)))
 }
 
 /// Every shader stem built into this library.
@@ -80,8 +111,11 @@ impl Pipelines {
         if let Some(m) = self.modules.get(stem) {
             return Ok(*m);
         }
-        let bytes = spirv(stem).unwrap_or_else(|| panic!("shader '{stem}' is not in the build's shader table"));
-        let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let built = spirv(stem).unwrap_or_else(|| panic!("shader '{stem}' is not in the build's shader table"));
+        let words = match override_spirv(stem)? {
+            Some(words) => words,
+            None => words_of(built),
+        };
         let m = unsafe { self.shared.device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
             .call("vkCreateShaderModule")?;
         self.modules.insert(stem, m);
@@ -177,5 +211,24 @@ impl Drop for Pipelines {
             d.destroy_pipeline_cache(self.cache, None);
             d.destroy_pipeline_layout(self.layout, None);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shader_dir_replaces_by_stem_and_refuses_what_is_not_spirv() {
+        let dir = std::env::temp_dir().join(format!("tessel-shader-dir-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let built = spirv("linear").unwrap();
+        std::fs::write(dir.join("linear.spv"), built).unwrap();
+        std::fs::write(dir.join("attention.spv"), b"#version 460\nvoid main() {}\n").unwrap();
+        assert_eq!(spirv_in(&dir, "linear").unwrap(), Some(words_of(built)));
+        assert_eq!(spirv_in(&dir, "input").unwrap(), None, "a stem without a file keeps the built-in shader");
+        let err = spirv_in(&dir, "attention").unwrap_err().to_string();
+        assert!(err.contains("attention.spv") && err.contains("not a SPIR-V module"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
