@@ -2,7 +2,8 @@
 # Part of `make test`: the shaders' network on the cooperative-matrix path, every linear shader
 # (linear_coop.comp staged with TESSEL_VK_COOP_DIRECT=0; linear_direct_coop.comp by role, the
 # default, and in every layer that can with TESSEL_VK_COOP_DIRECT=2, each MLP in one dispatch,
-# mlp_direct_coop.comp, and with TESSEL_VK_COOP_MLP=0 in two), against the
+# mlp_direct_coop.comp with its weights in shared memory or from the buffer, and with
+# TESSEL_VK_COOP_MLP=0 in two), against the
 # CPU reference through `tessel check`, on Debian unstable's lavapipe (scripts/lavapipe_coop.sh:
 # a development harness outside the Vulkan spec, where Debian 12's lavapipe has no cooperative
 # matrices). Fails when a check fails or the path did not run; says "skipped" loudly when that
@@ -20,10 +21,12 @@ if ! grep -q "cooperative matrix f16 16x16x16 (forced" /tmp/tessel-lavapipe-coop
   exit 0
 fi
 fail=0
-for run in "0 1 results staged in shared memory" "1 1 results straight from the accumulators where it pays" "2 1 in every layer that can (TESSEL_VK_COOP_DIRECT=2), MLPs in one dispatch" "2 0 MLPs in two dispatches"; do
-  read -r direct mlp words <<< "$run"
-  log=/tmp/tessel-lavapipe-coop-check-$direct$mlp.txt
-  env="TESSEL_VK_COOP_DIRECT=$direct TESSEL_VK_COOP_MLP=$mlp"
+# The third run keeps the MLPs' weights in the buffer (TESSEL_VK_COOP_MLP_W=0); the second copies
+# them into shared memory where they fit lavapipe's 32 KiB (level 0's MLP).
+for run in "0 1 1 results staged in shared memory" "1 1 1 results straight from the accumulators where it pays" "2 1 0 in every layer that can (TESSEL_VK_COOP_DIRECT=2), MLPs in one dispatch wherever they fit (TESSEL_VK_COOP_MLP=0 for two), their weights from the buffer" "2 0 1 MLPs in two dispatches"; do
+  read -r direct mlp mlpw words <<< "$run"
+  log=/tmp/tessel-lavapipe-coop-check-$direct$mlp$mlpw.txt
+  env="TESSEL_VK_COOP_DIRECT=$direct TESSEL_VK_COOP_MLP=$mlp TESSEL_VK_COOP_MLP_W=$mlpw"
   echo "tessel check --network vulkan on unstable lavapipe, cooperative-matrix shaders, $env"
   env $env bash scripts/lavapipe_coop.sh "$tessel" check --network vulkan > "$log" 2>&1
   rc=$?

@@ -59,8 +59,15 @@ impl LinearSpec {
     }
     /// A block's MLP in one dispatch (mlp_direct_coop.comp): `self` is its fc1 (IN the level's
     /// width, OUT the hidden width), `rows` tokens a workgroup.
-    pub fn mlp_variant(&self, p: u32, tile: &DirectTile) -> Variant {
-        Variant::new("mlp_direct_coop", &self.spec(p, tile.rows, tile.cols))
+    /// `weights_shared`: its weights copied into shared memory (mlp_direct_w_coop,
+    /// [`LinearSpec::mlp_weight_bytes`] more).
+    pub fn mlp_variant(&self, p: u32, tile: &DirectTile, weights_shared: bool) -> Variant {
+        let shader = if weights_shared { "mlp_direct_w_coop" } else { "mlp_direct_coop" };
+        Variant::new(shader, &self.spec(p, tile.rows, tile.cols))
+    }
+    /// Shared memory that fc1's and fc2's weights take in mlp_direct_w_coop (`self` the fc1).
+    pub fn mlp_weight_bytes(&self) -> u32 {
+        2 * self.inp * self.out * 2
     }
     /// Shared memory of mlp_direct_coop.comp with `rows` tokens a workgroup (`self` its fc1): the
     /// normalised rows and the hidden activations (f16), both biases in 16 rows.
@@ -368,7 +375,8 @@ impl Model {
             }
             for fc1 in &layers.fc1 {
                 if let Some(tile) = tiles.mlp(shared.caps.shared_memory, fc1) {
-                    pipelines.build(&fc1.mlp_variant(pe, &tile))?;
+                    let weights = tiles.mlp_weights_shared(shared.caps.shared_memory, fc1, &tile);
+                    pipelines.build(&fc1.mlp_variant(pe, &tile, weights))?;
                 }
             }
         }
@@ -404,7 +412,7 @@ impl Model {
             p.build(&v)?;
         }
         for &c in &cfg.channels {
-            p.build(&tiles.attention(c, attention_coop, attention_coop && tiles.attention_qkv(c, shared_memory)))?;
+            p.build(&tiles.attention(c, attention_coop, attention_coop && tiles.attention_qkv(c, shared_memory), shared_memory))?;
         }
         for l in layers.all() {
             p.build(&l.variant(pe))?;
@@ -434,8 +442,15 @@ impl Model {
         if self.path != NetPath::CoopMat {
             return None;
         }
-        let tile = self.tiles.mlp(self.shared.caps.shared_memory, fc1)?;
-        Some((fc1.mlp_variant(self.config.pixel_embed as u32, &tile), ((tokens as u32).div_ceil(tile.rows), 1, 1)))
+        let shared = self.shared.caps.shared_memory;
+        let tile = self.tiles.mlp(shared, fc1)?;
+        let weights = self.tiles.mlp_weights_shared(shared, fc1, &tile);
+        Some((fc1.mlp_variant(self.config.pixel_embed as u32, &tile, weights), ((tokens as u32).div_ceil(tile.rows), 1, 1)))
+    }
+
+    /// Shared memory a workgroup may take on this device.
+    pub fn shared_memory(&self) -> u32 {
+        self.shared.caps.shared_memory
     }
 
     /// Whether a level's attention computes its q, k and v itself (attention_qkv_coop), with no

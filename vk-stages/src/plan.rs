@@ -201,8 +201,9 @@ impl PlanBuilder<'_> {
             }
         }
         let windows = (t / b::WINDOW_TOKENS as usize) as u32;
-        let heads = if qkv_in && m.tiles.attention_window { 1 } else { (c / HEAD_DIM) as u32 };
-        self.push_step(&m.tiles.attention(c, m.attention_coop, qkv_in), push, (windows, heads, 1), format!("{name}.attention"), cost);
+        let shared = m.shared_memory();
+        let heads = if qkv_in && m.tiles.window(c, shared) { 1 } else { (c / HEAD_DIM) as u32 };
+        self.push_step(&m.tiles.attention(c, m.attention_coop, qkv_in, shared), push, (windows, heads, 1), format!("{name}.attention"), cost);
         self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, ATTENTION_SHIFT_OFFSET));
         self.linear(&ly.proj[level], (attn, x), &format!("{name}.proj"), (t, w), none, None);
         if let Some((variant, groups)) = m.mlp_dispatch(level, t) {

@@ -43,13 +43,17 @@ pub struct NetTiles {
     /// `TESSEL_VK_COOP_MLP=0|1`, default 1: with `direct`, each block's MLP runs as one dispatch
     /// (mlp_direct_coop.comp) where its shared memory fits, its hidden activations never stored.
     pub mlp: bool,
+    /// `TESSEL_VK_COOP_MLP_W=0|1`, default 1: the MLP in one dispatch copies its weights into
+    /// shared memory where they fit beside its rows ([`NetTiles::mlp_weights_shared`]).
+    pub mlp_weights: bool,
     /// `TESSEL_VK_ATTENTION_QKV=0|1|2`: where the cooperative-matrix attention computes its
     /// head's q, k and v itself from the stream (attention_qkv_coop, no qkv dispatch): 1 by role
     /// (the default, [`NetTiles::attention_qkv`]), 2 at every level that fits, 0 nowhere.
     pub attention_qkv: Direct,
-    /// `TESSEL_VK_ATTENTION_WINDOW=1`: where q, k, v are computed in the attention, one
-    /// workgroup takes every head of its window (attention_qkv_window_coop).
-    pub attention_window: bool,
+    /// `TESSEL_VK_ATTENTION_WINDOW=0|1|2`: where q, k, v are computed in the attention, one
+    /// workgroup takes every head of its window (attention_qkv_window_coop): 1 by role (the
+    /// default, [`NetTiles::window`]), 2 at every such level, 0 a workgroup a head.
+    pub attention_window: Direct,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]).
@@ -102,10 +106,13 @@ pub fn attention_qkv_window_shared_bytes(c: u32) -> u32 {
 /// The most heads a level may have for its attention to take q, k and v in by role: each of a
 /// window's workgroups (one a head) reads and normalises the window's stream rows again.
 const QKV_ROLE_HEADS: usize = 3;
+/// The fewest heads at which the attention takes a whole window a workgroup by role
+/// ([`NetTiles::window`]).
+const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, attention_qkv: Direct::Roles, attention_window: false }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, attention_qkv: Direct::Roles, attention_window: Direct::Roles }
     }
 }
 
@@ -141,7 +148,12 @@ impl NetTiles {
                 _ => Direct::Roles,
             },
             mlp: setting("TESSEL_VK_COOP_MLP", &[0, 1])? != Some(0),
-            attention_window: setting("TESSEL_VK_ATTENTION_WINDOW", &[0, 1])? == Some(1),
+            mlp_weights: setting("TESSEL_VK_COOP_MLP_W", &[0, 1])? != Some(0),
+            attention_window: match setting("TESSEL_VK_ATTENTION_WINDOW", &[0, 1, 2])? {
+                Some(0) => Direct::Off,
+                Some(2) => Direct::All,
+                _ => Direct::Roles,
+            },
             attention_qkv: match setting("TESSEL_VK_ATTENTION_QKV", &[0, 1, 2])? {
                 Some(0) => Direct::Off,
                 Some(2) => Direct::All,
@@ -158,10 +170,15 @@ impl NetTiles {
             let rows = self.rows.map_or("32 rows at level 0 and its merge (staged 128), the head 128, 64 below".to_string(), |r| format!("{r} rows"));
             let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
             parts.push(format!("tiles: {rows}, {cols}, head {} (TESSEL_VK_COOP_ROWS|COLS|HEAD_COLS)", self.head_cols));
+            let weights = if self.mlp_weights {
+                ", their weights in shared memory where they fit (TESSEL_VK_COOP_MLP_W=0 from the buffer)"
+            } else {
+                ", their weights from the buffer (TESSEL_VK_COOP_MLP_W=0)"
+            };
             let mlp = match (self.mlp, self.direct) {
-                (false, _) => ", MLPs in two dispatches (TESSEL_VK_COOP_MLP=0)",
-                (true, Direct::All) => ", MLPs in one dispatch wherever they fit (TESSEL_VK_COOP_MLP=0 for two)",
-                (true, _) => ", MLPs in one dispatch where it pays (TESSEL_VK_COOP_MLP=0 for two)",
+                (false, _) => ", MLPs in two dispatches (TESSEL_VK_COOP_MLP=0)".to_string(),
+                (true, Direct::All) => format!(", MLPs in one dispatch wherever they fit (TESSEL_VK_COOP_MLP=0 for two){weights}"),
+                (true, _) => format!(", MLPs in one dispatch where it pays (TESSEL_VK_COOP_MLP=0 for two){weights}"),
             };
             parts.push(match self.direct {
                 Direct::Off => "results staged in shared memory (TESSEL_VK_COOP_DIRECT=0)".to_string(),
@@ -175,6 +192,11 @@ impl NetTiles {
                 Direct::Off => "q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)".to_string(),
                 Direct::Roles => format!("q, k, v computed in the attention at levels of up to {QKV_ROLE_HEADS} heads (TESSEL_VK_ATTENTION_QKV=0 for the qkv layer, 2 everywhere)"),
                 Direct::All => "q, k, v computed in the attention at every level that fits (TESSEL_VK_ATTENTION_QKV=2)".to_string(),
+            });
+            parts.push(match self.attention_window {
+                Direct::Off => "a workgroup a head (TESSEL_VK_ATTENTION_WINDOW=0)".to_string(),
+                Direct::Roles => format!("there a window's heads in one workgroup at levels of {WINDOW_ROLE_HEADS} heads or more (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head, 2 everywhere)"),
+                Direct::All => "there a window's heads in one workgroup at every level (TESSEL_VK_ATTENTION_WINDOW=2)".to_string(),
             });
             return parts.join(", ");
         }
@@ -278,17 +300,41 @@ impl NetTiles {
         (fc1.mlp_shared_bytes(rows) + 1024 <= shared_memory).then_some(DirectTile { rows, cols: self.cols.unwrap_or(64) })
     }
 
+    /// Whether the MLP in one dispatch on `tile` (`fc1` its first layer) copies its weights into
+    /// shared memory (mlp_direct_w_coop): with `mlp_weights`, where they fit beside the rows and
+    /// biases with 1 KiB to spare. Its B operands then come from shared memory instead of the
+    /// buffer: level 0's MLP 0.216 -> 0.187 ms, level 1's 0.067 -> 0.056 (41.5 KiB) at 4K on the
+    /// H100 (forty-first session).
+    pub fn mlp_weights_shared(&self, shared_memory: u32, fc1: &LinearSpec, tile: &DirectTile) -> bool {
+        self.mlp_weights && fc1.mlp_shared_bytes(tile.rows) + fc1.mlp_weight_bytes() + 1024 <= shared_memory
+    }
+
     /// Whether the cooperative-matrix attention at width `c` computes its head's q, k and v
     /// itself (attention_qkv_coop) on a device with `shared_memory` bytes a workgroup: where its
     /// shared memory fits with 1 KiB to spare, and by role at levels of up to QKV_ROLE_HEADS
     /// heads.
     pub fn attention_qkv(&self, c: usize, shared_memory: u32) -> bool {
-        let bytes = if self.attention_window { attention_qkv_window_shared_bytes(c as u32) } else { attention_qkv_shared_bytes(c as u32) };
+        let bytes = if self.window(c, shared_memory) { attention_qkv_window_shared_bytes(c as u32) } else { attention_qkv_shared_bytes(c as u32) };
         let fits = c % 16 == 0 && bytes + 1024 <= shared_memory;
         match self.attention_qkv {
             Direct::Off => false,
             Direct::Roles => fits && c / b::HEAD_DIM as usize <= QKV_ROLE_HEADS,
             Direct::All => fits,
+        }
+    }
+
+    /// Whether the attention at width `c`, where it computes its q, k and v, takes every head of
+    /// its window in one workgroup (attention_qkv_window_coop: the window's rows read and
+    /// normalised once instead of once a head). By role at levels of WINDOW_ROLE_HEADS heads or
+    /// more: at 4K on the H100 level 1's attention (three heads) 0.116 -> 0.112 ms, level 0's
+    /// (two) 0.289 -> 0.293 (forty-first session).
+    /// Only where its shared memory fits with 1 KiB to spare (not at 96 channels on 48 KiB).
+    pub fn window(&self, c: usize, shared_memory: u32) -> bool {
+        let fits = c % 16 == 0 && attention_qkv_window_shared_bytes(c as u32) + 1024 <= shared_memory;
+        fits && match self.attention_window {
+            Direct::Off => false,
+            Direct::Roles => c / b::HEAD_DIM as usize >= WINDOW_ROLE_HEADS,
+            Direct::All => true,
         }
     }
 
@@ -300,9 +346,9 @@ impl NetTiles {
     /// `coop`: the model runs the cooperative-matrix attention (attention_coop.comp, the same
     /// push constants and grid; level 0's attention 0.248 -> 0.202 ms at 4K on the H200,
     /// thirty-seventh session).
-    pub fn attention(&self, c: usize, coop: bool, qkv_in: bool) -> Variant {
+    pub fn attention(&self, c: usize, coop: bool, qkv_in: bool, shared_memory: u32) -> Variant {
         if coop {
-            let name = match (qkv_in, self.attention_window) {
+            let name = match (qkv_in, self.window(c, shared_memory)) {
                 (false, _) => "attention_coop",
                 (true, false) => "attention_qkv_coop",
                 (true, true) => "attention_qkv_window_coop",
@@ -425,6 +471,16 @@ mod tests {
         assert_eq!(all.mlp(big, &fc1(96, 2)), tile(64, 64));
         assert_eq!(all.mlp(32 * 1024, &fc1(96, 2)), tile(32, 64), "lavapipe's 32 KiB");
         assert_eq!(all.mlp(8 * 1024, &fc1(96, 2)), None);
+        // Their weights in shared memory where they fit beside the rows: levels 0 and 1 on 48
+        // KiB (17 and 41.5 KiB), level 0 alone on lavapipe's 32, not level 2, not with the switch.
+        let w = |t: &NetTiles, shared, f: &LinearSpec| t.mlp(shared, f).is_some_and(|tl| t.mlp_weights_shared(shared, f, &tl));
+        assert_eq!(fc1(48, 1).mlp_shared_bytes(64) + fc1(48, 1).mlp_weight_bytes(), 41_472, "as the H100 reports it");
+        assert!(w(&t, big, &fc1(32, 0)) && w(&t, big, &fc1(48, 1)));
+        assert!(w(&t, 32 * 1024, &fc1(32, 0)) && !w(&t, 32 * 1024, &fc1(48, 1)));
+        assert!(!w(&all, big, &fc1(96, 2)));
+        assert!(!w(&NetTiles { mlp_weights: false, ..t }, big, &fc1(32, 0)));
+        assert!(t.describe(true, true).contains("their weights in shared memory where they fit (TESSEL_VK_COOP_MLP_W=0 from the buffer)"));
+        assert_eq!(fc1(32, 0).mlp_variant(8, &DirectTile { rows: 32, cols: 64 }, true).shader, "mlp_direct_w_coop");
         assert_eq!(NetTiles { mlp: false, ..t }.mlp(big, &fc1(32, 0)), None);
         assert_eq!(off.mlp(big, &fc1(32, 0)), None, "only with results in the accumulators");
         assert!(off.describe(true, true).contains("results staged"));
@@ -442,17 +498,22 @@ mod tests {
 
     #[test]
     fn the_attention_variant_follows_its_setting() {
-        let one = NetTiles::default().attention(48, false, false);
-        let two = NetTiles { attention_qpi: 2, ..NetTiles::default() }.attention(48, false, false);
+        let one = NetTiles::default().attention(48, false, false, 48 * 1024);
+        let two = NetTiles { attention_qpi: 2, ..NetTiles::default() }.attention(48, false, false, 48 * 1024);
         assert_ne!(two, one);
         assert_eq!(one, Variant::new("attention", &[48, b::WINDOW_TOKENS, 1, 1]));
         assert_eq!(two, Variant::new("attention", &[48, b::WINDOW_TOKENS / 2, 2, 1]));
-        assert_ne!(one, NetTiles { attention_online: false, ..NetTiles::default() }.attention(48, false, false));
-        assert_eq!(NetTiles::default().attention(48, true, false), Variant::new("attention_coop", &[48]));
-        assert_eq!(NetTiles::default().attention(48, true, true), Variant::new("attention_qkv_coop", &[48]));
-        let window = NetTiles { attention_window: true, ..NetTiles::default() };
-        assert_eq!(window.attention(48, true, true), Variant::new("attention_qkv_window_coop", &[48]));
-        assert_eq!(window.attention(48, true, false), Variant::new("attention_coop", &[48]));
+        assert_ne!(one, NetTiles { attention_online: false, ..NetTiles::default() }.attention(48, false, false, 48 * 1024));
+        assert_eq!(NetTiles::default().attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48]));
+        let d = NetTiles::default();
+        assert_eq!(d.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_coop", &[48]), "three heads: a window a workgroup by role");
+        assert_eq!(d.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[32]), "two heads: a head a workgroup");
+        let window = NetTiles { attention_window: Direct::All, ..d };
+        assert_eq!(window.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_coop", &[32]));
+        assert_eq!(window.attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48]));
+        let off = NetTiles { attention_window: Direct::Off, ..d };
+        assert_eq!(off.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[48]));
+        assert!(d.describe(true, true).contains("a window's heads in one workgroup at levels of 3 heads or more (TESSEL_VK_ATTENTION_WINDOW=0"));
     }
 
     #[test]
