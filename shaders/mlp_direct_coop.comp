@@ -43,11 +43,6 @@ shared float16_t B2[16 * C];
 // fc1's weights [HID][C] and fc2's [C][HID], as in their buffers.
 shared float16_t W1s[HID * C];
 shared float16_t W2s[C * HID];
-// c + a x the staged weights' output columns n..n+15 at inputs k..k+15 (mul_w's arithmetic).
-#define MUL_SHARED(c, a, W, n, k, K) { \
-    MATB b_; \
-    coopMatLoad(b_, W, (n) * (K) + (k), (K), gl_CooperativeMatrixLayoutColumnMajor); \
-    c = coopMatMulAdd(a, b_, c); }
 #endif
 
 ACC start(uint n, uint width, bool second) {

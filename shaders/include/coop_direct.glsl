@@ -32,6 +32,13 @@ ACC mul_w(ACC c, MATA a, F16Rows w, uint n, uint k, uint K) {
     return coopMatMulAdd(a, b, c);
 }
 
+// mul_w with the weights copied into a shared array W of [out][K] halves (mlp_direct_w_coop):
+// c + a x W's output columns n..n+15 at inputs k..k+15.
+#define MUL_SHARED(c, a, W, n, k, K) { \
+    MATB b_; \
+    coopMatLoad(b_, W, (n) * (K) + (k), (K), gl_CooperativeMatrixLayoutColumnMajor); \
+    c = coopMatMulAdd(a, b_, c); }
+
 // c plus the old values of an f32 residual stream at x: columns n..n+15 of rows row0..row0+15,
 // rows of `width` floats.
 ACC add_old(ACC c, uint64_t x, uint row0, uint n, uint width) {
