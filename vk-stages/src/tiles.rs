@@ -121,6 +121,15 @@ fn setting(name: &str, allowed: &[u32]) -> std::result::Result<Option<u32>, (Str
     choice(name, std::env::var(name).ok().as_deref(), allowed)
 }
 
+/// A 0|1|2 setting of [`Direct`]'s kind: 0 off, 2 everywhere, 1 or unset by role.
+fn direct_setting(name: &str) -> std::result::Result<Direct, (String, String)> {
+    Ok(match setting(name, &[0, 1, 2])? {
+        Some(0) => Direct::Off,
+        Some(2) => Direct::All,
+        _ => Direct::Roles,
+    })
+}
+
 fn choice(name: &str, value: Option<&str>, allowed: &[u32]) -> std::result::Result<Option<u32>, (String, String)> {
     let Some(v) = value else { return Ok(None) };
     match v.trim().parse::<u32>() {
@@ -142,23 +151,11 @@ impl NetTiles {
             attention_qpi: setting("TESSEL_VK_ATTENTION_QPI", &[1, 2])?.unwrap_or(d.attention_qpi),
             attention_online: setting("TESSEL_VK_ATTENTION_ONLINE", &[0, 1])?.map_or(d.attention_online, |v| v == 1),
             attention_coop: setting("TESSEL_VK_ATTENTION_COOP", &[0, 1])? != Some(0),
-            direct: match setting("TESSEL_VK_COOP_DIRECT", &[0, 1, 2])? {
-                Some(0) => Direct::Off,
-                Some(2) => Direct::All,
-                _ => Direct::Roles,
-            },
+            direct: direct_setting("TESSEL_VK_COOP_DIRECT")?,
             mlp: setting("TESSEL_VK_COOP_MLP", &[0, 1])? != Some(0),
             mlp_weights: setting("TESSEL_VK_COOP_MLP_W", &[0, 1])? != Some(0),
-            attention_window: match setting("TESSEL_VK_ATTENTION_WINDOW", &[0, 1, 2])? {
-                Some(0) => Direct::Off,
-                Some(2) => Direct::All,
-                _ => Direct::Roles,
-            },
-            attention_qkv: match setting("TESSEL_VK_ATTENTION_QKV", &[0, 1, 2])? {
-                Some(0) => Direct::Off,
-                Some(2) => Direct::All,
-                _ => Direct::Roles,
-            },
+            attention_window: direct_setting("TESSEL_VK_ATTENTION_WINDOW")?,
+            attention_qkv: direct_setting("TESSEL_VK_ATTENTION_QKV")?,
         })
     }
 
