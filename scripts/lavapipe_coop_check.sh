@@ -21,12 +21,13 @@ if ! grep -q "cooperative matrix f16 16x16x16 (forced" /tmp/tessel-lavapipe-coop
   exit 0
 fi
 fail=0
-# The third run keeps the MLPs' weights in the buffer (TESSEL_VK_COOP_MLP_W=0); the second copies
-# them into shared memory where they fit lavapipe's 32 KiB (level 0's MLP).
+# The third run keeps the MLPs' and the linear layers' weights in the buffer (TESSEL_VK_COOP_MLP_W=0,
+# TESSEL_VK_COOP_LINEAR_W=0); the second copies them into shared memory where they fit lavapipe's
+# 32 KiB (level 0's MLP; the embedding, every proj and the head).
 for run in "0 1 1 results staged in shared memory" "1 1 1 results straight from the accumulators where it pays" "2 1 0 in every layer that can (TESSEL_VK_COOP_DIRECT=2), MLPs in one dispatch wherever they fit (TESSEL_VK_COOP_MLP=0 for two), their weights from the buffer" "2 0 1 MLPs in two dispatches"; do
   read -r direct mlp mlpw words <<< "$run"
   log=/tmp/tessel-lavapipe-coop-check-$direct$mlp$mlpw.txt
-  env="TESSEL_VK_COOP_DIRECT=$direct TESSEL_VK_COOP_MLP=$mlp TESSEL_VK_COOP_MLP_W=$mlpw"
+  env="TESSEL_VK_COOP_DIRECT=$direct TESSEL_VK_COOP_MLP=$mlp TESSEL_VK_COOP_MLP_W=$mlpw TESSEL_VK_COOP_LINEAR_W=$mlpw"
   echo "tessel check --network vulkan on unstable lavapipe, cooperative-matrix shaders, $env"
   env $env bash scripts/lavapipe_coop.sh "$tessel" check --network vulkan > "$log" 2>&1
   rc=$?

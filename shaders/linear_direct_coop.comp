@@ -33,6 +33,15 @@ shared float16_t Bs[HEAD ? 16 : 16 * OUT];
 shared float Bf[HEAD ? 16 * OUT : 4];
 shared float16_t Pm[HEAD ? 256 : 16];
 #include "coop_direct.glsl"
+#ifndef TS_W_SHARED
+#define TS_W_SHARED 0
+#endif
+#if TS_W_SHARED
+// The variant linear_direct_w_coop: the weights [OUT][IN], as in their buffer, copied into shared
+// memory once a workgroup, and every B operand loaded from there (the host takes it only where
+// they fit beside the rows: NetTiles::direct_weights_shared).
+shared float16_t Ws[OUT * IN];
+#endif
 
 MATA load_a(uint row0, uint rb, uint k) {
     MATA a;
@@ -84,6 +93,12 @@ void main() {
         uint k = e / 16, n = e % 16;
         Pm[e] = pixel && k / 8 == n / 8 ? F16Buf(pc.aux_w).v[(n % 8) * P + k % 8] : float16_t(0.0);
     }
+#if TS_W_SHARED
+    for (uint e = gl_LocalInvocationID.x; e < OUT * IN / 4; e += THREADS) {
+        f16vec4 v = F16x4Buf(pc.w).v[e];
+        for (int j = 0; j < 4; j++) Ws[e * 4 + j] = v[j];
+    }
+#endif
     if (STAGED) stage_rows(t0);
     barrier();
     F16Rows w = F16Rows(pc.w);
@@ -98,7 +113,11 @@ void main() {
             ACC4_EACH(START_, n0, nb)
             for (uint k = 0; k < IN; k += 16) {
                 MATA a = load_a(row0, rb, k);
+#if TS_W_SHARED
+#define MUL_(c, n) MUL_SHARED(c, a, Ws, n, k, IN)
+#else
 #define MUL_(c, n) c = mul_w(c, a, w, n, k, IN)
+#endif
                 ACC4_EACH(MUL_, n0, nb)
             }
             if (pixel) {

@@ -46,8 +46,15 @@ impl LinearSpec {
     /// The cooperative-matrix variant that keeps its results in the accumulators
     /// (linear_direct_coop.comp; plain and merge layers): `rows` tokens a workgroup, up to `cols`
     /// outputs (four accumulators of 16) per chunk.
-    pub fn direct_variant(&self, p: u32, tile: &DirectTile) -> Variant {
-        Variant::new("linear_direct_coop", &self.spec(p, tile.rows, tile.cols))
+    /// `weights_shared`: its weights copied into shared memory (linear_direct_w_coop,
+    /// [`LinearSpec::direct_weight_bytes`] more).
+    pub fn direct_variant(&self, p: u32, tile: &DirectTile, weights_shared: bool) -> Variant {
+        let shader = if weights_shared { "linear_direct_w_coop" } else { "linear_direct_coop" };
+        Variant::new(shader, &self.spec(p, tile.rows, tile.cols))
+    }
+    /// Shared memory that the weights take in linear_direct_w_coop.
+    pub fn direct_weight_bytes(&self) -> u32 {
+        self.inp * self.out * 2
     }
     /// Shared memory of linear_direct_coop.comp with `rows` tokens a workgroup: the input rows
     /// where they are staged (a LayerNorm, the merge gather, f32 rows),
@@ -368,7 +375,8 @@ impl Model {
             let pe = pkg.config.pixel_embed as u32;
             for l in layers.all() {
                 if let Some(tile) = tiles.direct(shared.caps.shared_memory, &l, pe) {
-                    pipelines.build(&l.direct_variant(pe, &tile))?;
+                    let weights = tiles.direct_weights_shared(shared.caps.shared_memory, &l, &tile);
+                    pipelines.build(&l.direct_variant(pe, &tile, weights))?;
                 } else if let Some(cols) = tiles.cols(shared.caps.shared_memory, &l) {
                     pipelines.build(&l.coop_variant(pe, tiles.rows(shared.caps.shared_memory, &l), cols))?;
                 }
@@ -424,7 +432,8 @@ impl Model {
     pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
         let p = self.config.pixel_embed as u32;
         if let (NetPath::CoopMat, Some(tile)) = (&self.path, self.tiles.direct(self.shared.caps.shared_memory, l, p)) {
-            return (l.direct_variant(p, &tile), ((tokens as u32).div_ceil(tile.rows), 1, 1));
+            let weights = self.tiles.direct_weights_shared(self.shared.caps.shared_memory, l, &tile);
+            return (l.direct_variant(p, &tile, weights), ((tokens as u32).div_ceil(tile.rows), 1, 1));
         }
         if let (NetPath::CoopMat, Some(cols)) = (&self.path, self.tiles.cols(self.shared.caps.shared_memory, l)) {
             // One workgroup per `rows` tokens; it loops over the output chunks itself.

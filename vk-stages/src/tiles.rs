@@ -46,6 +46,10 @@ pub struct NetTiles {
     /// `TESSEL_VK_COOP_MLP_W=0|1`, default 1: the MLP in one dispatch copies its weights into
     /// shared memory where they fit beside its rows ([`NetTiles::mlp_weights_shared`]).
     pub mlp_weights: bool,
+    /// `TESSEL_VK_COOP_LINEAR_W=0|1|2`: where a layer on linear_direct_coop.comp copies its
+    /// weights into shared memory (linear_direct_w_coop) where they fit beside its rows: 1 by role
+    /// (the default, [`NetTiles::direct_weights_shared`]), 2 every such layer, 0 none.
+    pub linear_weights: Direct,
     /// `TESSEL_VK_ATTENTION_QKV=0|1|2`: where the cooperative-matrix attention computes its
     /// head's q, k and v itself from the stream (attention_qkv_coop, no qkv dispatch): 1 by role
     /// (the default, [`NetTiles::attention_qkv`]), 2 at every level that fits, 0 nowhere.
@@ -112,7 +116,7 @@ const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, attention_qkv: Direct::Roles, attention_window: Direct::Roles }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles }
     }
 }
 
@@ -154,6 +158,7 @@ impl NetTiles {
             direct: direct_setting("TESSEL_VK_COOP_DIRECT")?,
             mlp: setting("TESSEL_VK_COOP_MLP", &[0, 1])? != Some(0),
             mlp_weights: setting("TESSEL_VK_COOP_MLP_W", &[0, 1])? != Some(0),
+            linear_weights: direct_setting("TESSEL_VK_COOP_LINEAR_W")?,
             attention_window: direct_setting("TESSEL_VK_ATTENTION_WINDOW")?,
             attention_qkv: direct_setting("TESSEL_VK_ATTENTION_QKV")?,
         })
@@ -177,6 +182,12 @@ impl NetTiles {
                 (true, Direct::All) => format!(", MLPs in one dispatch wherever they fit (TESSEL_VK_COOP_MLP=0 for two){weights}"),
                 (true, _) => format!(", MLPs in one dispatch where it pays (TESSEL_VK_COOP_MLP=0 for two){weights}"),
             };
+            let linear_w = match self.linear_weights {
+                Direct::Off => ", the linear layers' weights from the buffer (TESSEL_VK_COOP_LINEAR_W=0)",
+                Direct::Roles => ", the linear layers' weights in shared memory where it pays (TESSEL_VK_COOP_LINEAR_W=0 from the buffer, 2 everywhere they fit)",
+                Direct::All => ", the linear layers' weights in shared memory wherever they fit (TESSEL_VK_COOP_LINEAR_W=2)",
+            };
+            let mlp = format!("{mlp}{linear_w}");
             parts.push(match self.direct {
                 Direct::Off => "results staged in shared memory (TESSEL_VK_COOP_DIRECT=0)".to_string(),
                 Direct::Roles => format!("results straight from the accumulators where it pays (TESSEL_VK_COOP_DIRECT=0 stages them, 2 everywhere){mlp}"),
@@ -252,12 +263,14 @@ impl NetTiles {
     pub fn direct(&self, shared_memory: u32, l: &LinearSpec, p: u32) -> Option<DirectTile> {
         let mode = matches!(l.mode, b::MODE_PLAIN | b::MODE_MERGE) || (l.mode == b::MODE_HEAD && p == 8 && b::HEAD_CHANNELS == 8);
         let from_buffer = l.ln == 0 && l.mode == b::MODE_PLAIN && l.in_f16 == 1;
-        let role = match self.direct {
-            Direct::Off => false,
-            Direct::Roles => (l.mode != b::MODE_MERGE || l.level == 1) && !(from_buffer && (l.level == 0 || l.inp > 96)),
-            Direct::All => true,
+        // Level 0's layers that read f16 rows from the buffer (the embedding, proj) do pay where
+        // their weights are in shared memory (`weights_first` below).
+        let (role, weights_first) = match self.direct {
+            Direct::Off => (false, false),
+            Direct::Roles => ((l.mode != b::MODE_MERGE || l.level == 1) && !(from_buffer && (l.level == 0 || l.inp > 96)), from_buffer && l.level == 0),
+            Direct::All => (true, false),
         };
-        if !role || !mode || l.inp % 16 != 0 || l.out % 16 != 0 {
+        if !(role || weights_first) || !mode || l.inp % 16 != 0 || l.out % 16 != 0 {
             return None;
         }
         let fits = |rows: u32| l.direct_shared_bytes(rows) + 1024 <= shared_memory;
@@ -270,11 +283,25 @@ impl NetTiles {
             (None, b::MODE_MERGE, 1) => Some(32),
             _ => None,
         };
-        if let Some(rows) = own.filter(|&r| fits(r)) {
-            return Some(DirectTile { rows, cols });
-        }
-        let rows = self.rows(shared_memory, l);
-        fits(rows).then_some(DirectTile { rows, cols })
+        let rows = own.filter(|&r| fits(r)).unwrap_or_else(|| self.rows(shared_memory, l));
+        let tile = fits(rows).then_some(DirectTile { rows, cols })?;
+        (role || self.direct_weights_shared(shared_memory, l, &tile)).then_some(tile)
+    }
+
+    /// Whether layer `l` on linear_direct_coop.comp with `tile` copies its weights into shared
+    /// memory (linear_direct_w_coop) and loads every B operand from there: where they fit beside
+    /// its rows and bias with 1 KiB to spare, by role (`linear_weights`) every such layer but the
+    /// merges. At 4K on the H100 (forty-second session): the head 0.232 -> 0.197 ms, level 2's
+    /// proj 0.029 -> 0.021, level 1's 0.023 -> 0.022, and with them level 0's embedding and proj
+    /// take this shader (0.185 -> 0.137 and 0.060 -> 0.059 ms; from the buffer they lost:
+    /// [`NetTiles::direct`]); the merge out of level 0 0.108 -> 0.126, slower.
+    pub fn direct_weights_shared(&self, shared_memory: u32, l: &LinearSpec, tile: &DirectTile) -> bool {
+        let role = match self.linear_weights {
+            Direct::Off => false,
+            Direct::Roles => l.mode != b::MODE_MERGE,
+            Direct::All => true,
+        };
+        role && l.direct_shared_bytes(tile.rows) + l.direct_weight_bytes() + 1024 <= shared_memory
     }
 
     /// Rows a workgroup where a block's MLP (`fc1` its first layer) runs as one dispatch
@@ -422,7 +449,10 @@ mod tests {
         let merge = LinearSpec { mode: b::MODE_MERGE, ..spec(128, 48, 1) };
         let tile = |rows, cols| Some(DirectTile { rows, cols });
         assert_eq!(t.direct(big, &qkv, 8), tile(64, 64));
-        // f16 rows read from the buffer: by role only below level 0 and up to 96 wide.
+        // f16 rows read from the buffer: by role only below level 0 and up to 96 wide, where the
+        // weights stay in the buffer (TESSEL_VK_COOP_LINEAR_W=0; with them in shared memory,
+        // level 0's as well: the next test).
+        let t = NetTiles { linear_weights: Direct::Off, ..t };
         assert_eq!(t.direct(big, &fc2, 8), None);
         assert_eq!(all.direct(big, &fc2, 8), tile(32, 64));
         let proj1 = LinearSpec { residual: 1, in_f16: 1, ..spec(48, 48, 1) };
@@ -431,6 +461,7 @@ mod tests {
         assert_eq!(t.direct(big, &proj1, 8), tile(64, 64));
         assert_eq!(t.direct(big, &fc2_2, 8), None);
         assert_eq!(t.direct(big, &embed, 8), None);
+        let t = NetTiles::default();
         // The merge out of level 0 by role at 32 rows (not its staged 128); the merge into level 2
         // stages its results but with TESSEL_VK_COOP_DIRECT=2.
         assert_eq!(t.direct(big, &merge, 8), tile(32, 64));
@@ -481,6 +512,45 @@ mod tests {
         assert_eq!(NetTiles { mlp: false, ..t }.mlp(big, &fc1(32, 0)), None);
         assert_eq!(off.mlp(big, &fc1(32, 0)), None, "only with results in the accumulators");
         assert!(off.describe(true, true).contains("results staged"));
+    }
+
+    #[test]
+    fn direct_layers_but_the_merges_take_their_weights_into_shared_memory_where_they_fit() {
+        let t = NetTiles::default();
+        assert_eq!(t.linear_weights, Direct::Roles, "the default since the H100 timed it");
+        let big = 48 * 1024;
+        let tile = |rows, cols| Some(DirectTile { rows, cols });
+        let embed = LinearSpec { in_f16: 1, ..spec(128, 32, 0) };
+        let proj0 = LinearSpec { residual: 1, in_f16: 1, ..spec(32, 32, 0) };
+        let proj2 = LinearSpec { residual: 1, in_f16: 1, ..spec(96, 96, 2) };
+        let head = LinearSpec { mode: b::MODE_HEAD, ln: 1, out_f16: 1, ..spec(32, 128, 0) };
+        let merge1 = LinearSpec { mode: b::MODE_MERGE, ..spec(128, 48, 1) };
+        let qkv2 = LinearSpec { ln: 1, out_f16: 1, ..spec(96, 288, 2) };
+        // Where the weights go into shared memory: (the layer, its tile by default).
+        let shared = |t: &NetTiles, shared: u32, l: &LinearSpec| t.direct(shared, l, 8).map(|tl| (tl, t.direct_weights_shared(shared, l, &tl)));
+        // Level 0's layers on f16 rows from the buffer take the shader because their weights fit.
+        assert_eq!(shared(&t, big, &embed), tile(32, 64).map(|tl| (tl, true)));
+        assert_eq!(shared(&t, big, &proj0), tile(32, 64).map(|tl| (tl, true)));
+        assert_eq!(shared(&t, big, &proj2), tile(64, 64).map(|tl| (tl, true)), "18 KiB of weights");
+        assert_eq!(shared(&t, big, &head), tile(128, 64).map(|tl| (tl, true)));
+        // Not the merges (slower), not qkv at level 2 (54 KiB of weights).
+        assert_eq!(shared(&t, big, &merge1), tile(32, 64).map(|tl| (tl, false)));
+        assert_eq!(shared(&t, big, &qkv2), tile(64, 64).map(|tl| (tl, false)));
+        assert_eq!(qkv2.direct_weight_bytes(), 96 * 288 * 2);
+        // TESSEL_VK_COOP_LINEAR_W=2: the merges too; =0: none, and level 0's layers on f16 rows
+        // from the buffer go back to linear_coop.comp.
+        let all = NetTiles { linear_weights: Direct::All, ..t };
+        assert_eq!(shared(&all, big, &merge1), tile(32, 64).map(|tl| (tl, true)));
+        let off = NetTiles { linear_weights: Direct::Off, ..t };
+        assert_eq!(shared(&off, big, &head), tile(128, 64).map(|tl| (tl, false)));
+        assert_eq!(off.direct(big, &embed, 8), None);
+        // A smaller device: where the weights do not fit beside the rows, they stay in the buffer,
+        // and level 0's layers on f16 rows from the buffer stay on linear_coop.comp.
+        let small = embed.direct_shared_bytes(32) + embed.direct_weight_bytes() + 1023;
+        assert_eq!(t.direct(small, &embed, 8), None);
+        assert_eq!(shared(&t, 16 * 1024, &proj2), tile(64, 64).map(|tl| (tl, false)));
+        assert_eq!(embed.direct_variant(8, &DirectTile { rows: 32, cols: 64 }, true).shader, "linear_direct_w_coop");
+        assert!(t.describe(true, true).contains("the linear layers' weights in shared memory where it pays (TESSEL_VK_COOP_LINEAR_W=0 from the buffer, 2 everywhere they fit)"));
     }
 
     #[test]
