@@ -201,11 +201,12 @@ impl NetTiles {
                 Direct::Roles => format!("q, k, v computed in the attention at levels of up to {QKV_ROLE_HEADS} heads (TESSEL_VK_ATTENTION_QKV=0 for the qkv layer, 2 everywhere)"),
                 Direct::All => "q, k, v computed in the attention at every level that fits (TESSEL_VK_ATTENTION_QKV=2)".to_string(),
             });
-            parts.push(match self.attention_window {
+            // The window setting only matters where q, k, v are computed in the attention.
+            parts.extend((self.attention_qkv != Direct::Off).then(|| match self.attention_window {
                 Direct::Off => "a workgroup a head (TESSEL_VK_ATTENTION_WINDOW=0)".to_string(),
                 Direct::Roles => format!("there a window's heads in one workgroup at levels of {WINDOW_ROLE_HEADS} heads or more (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head, 2 everywhere)"),
                 Direct::All => "there a window's heads in one workgroup at every level (TESSEL_VK_ATTENTION_WINDOW=2)".to_string(),
-            });
+            }));
             return parts.join(", ");
         }
         let pass = if self.attention_online { "one pass" } else { "two passes" };
@@ -581,6 +582,10 @@ mod tests {
         let off = NetTiles { attention_window: Direct::Off, ..d };
         assert_eq!(off.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[48]));
         assert!(d.describe(true, true).contains("a window's heads in one workgroup at levels of 3 heads or more (TESSEL_VK_ATTENTION_WINDOW=0"));
+        // With q, k, v from the qkv layer the window setting does nothing, and is not named.
+        let qkv_layer = NetTiles { attention_qkv: Direct::Off, ..d };
+        assert!(!qkv_layer.describe(true, true).contains("TESSEL_VK_ATTENTION_WINDOW"));
+        assert!(qkv_layer.describe(true, true).contains("q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)"));
     }
 
     #[test]
