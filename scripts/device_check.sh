@@ -151,6 +151,9 @@ step "tessel check, the MLPs' weights from the buffer (TESSEL_VK_COOP_MLP_W=0) a
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_MLP_W=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_mlp_w0.json"
 TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_WINDOW=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_window0.json"
 TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_WINDOW=2 TESSEL_VK_ATTENTION_QKV=2 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_window_all.json"
+step "tessel check, the cooperative-matrix attention's scores in f32 (TESSEL_VK_ATTENTION_SCORES=32, the kill switch), with q, k, v in the attention by role and from the qkv layer"
+TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_SCORES=32 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_scores32.json"
+TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_SCORES=32 TESSEL_VK_ATTENTION_QKV=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_scores32_qkv_layer.json"
 step "tessel check, the linear layers' weights from the buffer (TESSEL_VK_COOP_LINEAR_W=0, the kill switch) and in shared memory wherever they fit (2)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_LINEAR_W=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_linear_w0.json"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_LINEAR_W=2 TESSEL_VK_COOP_DIRECT=2 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_linear_w_all.json"
@@ -182,13 +185,14 @@ TESSEL_VK_COOPMAT=0 run $B/tessel bench --network vulkan --size 3840x2160 --rati
 step "the fused block (TESSEL_VK_FUSED=1): agreement, then speed at 3840x2160"
 TESSEL_VK_FUSED=1 run $B/fused --nocapture
 TESSEL_VK_FUSED=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 100 --json "$OUT/bench_3840x2160_fused.json"
-step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1): the default, every result staged (TESSEL_VK_COOP_DIRECT=0), in the accumulators in every layer that can (2), q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0), the MLPs' weights from the buffer with a workgroup a head (TESSEL_VK_COOP_MLP_W=0 TESSEL_VK_ATTENTION_WINDOW=0), the linear layers' weights from the buffer (TESSEL_VK_COOP_LINEAR_W=0)"
+step "per-dispatch GPU times at 3840x2160 (TESSEL_PROFILE=1): the default, every result staged (TESSEL_VK_COOP_DIRECT=0), in the accumulators in every layer that can (2), q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0), the MLPs' weights from the buffer with a workgroup a head (TESSEL_VK_COOP_MLP_W=0 TESSEL_VK_ATTENTION_WINDOW=0), the linear layers' weights from the buffer (TESSEL_VK_COOP_LINEAR_W=0), the attention's scores in f32 (TESSEL_VK_ATTENTION_SCORES=32)"
 TESSEL_PROFILE=1 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160.json"
 TESSEL_PROFILE=1 TESSEL_VK_COOP_DIRECT=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_staged.json"
 TESSEL_PROFILE=1 TESSEL_VK_COOP_DIRECT=2 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_direct_all.json"
 TESSEL_PROFILE=1 TESSEL_VK_ATTENTION_QKV=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_qkv_layer.json"
 TESSEL_PROFILE=1 TESSEL_VK_COOP_MLP_W=0 TESSEL_VK_ATTENTION_WINDOW=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_mlp_w0_window0.json"
 TESSEL_PROFILE=1 TESSEL_VK_COOP_LINEAR_W=0 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_linear_w0.json"
+TESSEL_PROFILE=1 TESSEL_VK_ATTENTION_SCORES=32 run $B/tessel bench --network vulkan --size 3840x2160 --ratio 2 --frames 30 --json "$OUT/profile_3840x2160_scores32.json"
 
 step "the PyTorch twin: golden vectors, the training scenes' hazards and their generator's speed, train.py's \`tessel scene\` data (on the GPU's PyTorch)"
 if python3 -c "import torch" 2>/dev/null; then

@@ -2,11 +2,11 @@
 // Window attention on cooperative matrices (docs/NETWORK.md §4): the same push constants, grid
 // and result as attention.comp, one workgroup per (window, head) of 128 invocations. The head's
 // q (scaled by 1/4, exact in f16), k and v go to shared memory as f16; each subgroup takes
-// 16-row blocks of queries: scores S = q k^T as four 16x16x16 products into F (f32), the softmax
-// by the block's row owners (gl_SubgroupSize / 16 invocations a row: bias, maximum,
-// exponentials and their sum in f32, the exponentials rounded to f16 into P), then O = P V (f32
-// accumulation) through shared memory, divided by the sum and rounded to f16 into the output
-// rows.
+// 16-row blocks of queries: scores S = q k^T as four 16x16x16 products (f32 accumulation) into F
+// (f16 by default, f32 in the *_f32_coop variants), the softmax by the block's row owners
+// (gl_SubgroupSize / 16 invocations a row: bias, maximum, exponentials and their sum in f32, the
+// exponentials rounded to f16 into P), then O = P V (f32 accumulation) through shared memory (as
+// F), divided by the sum and rounded to f16 into the output rows.
 //
 // With TS_QKV_IN=1 (the variant attention_qkv_coop) the workgroup computes its head's q, k and v
 // itself instead of reading them from the qkv layer's output: the window's 64 rows of the f32
@@ -50,7 +50,20 @@ const uint N = TS_WINDOW_TOKENS;
 shared float16_t Qs[N * D];  // q / 4
 shared float16_t Ks[N * D];
 shared float16_t Vs[N * D];
-shared float Fs[N * N];      // scores (stride N); afterwards each row block's output (stride D)
+// The scores, and afterwards the outputs, rounded to f16 in shared memory: 8 KiB a workgroup
+// fewer, level 0's attention 0.289 -> 0.276 ms at 4K on the H100 (forty-second session). The
+// variants *_f32_coop (TS_SCORES_F16=0, TESSEL_VK_ATTENTION_SCORES=32) keep them in f32.
+#ifndef TS_SCORES_F16
+#define TS_SCORES_F16 1
+#endif
+#if TS_SCORES_F16
+#define FS_T float16_t
+#define TO_FS(m) coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(m)
+#else
+#define FS_T float
+#define TO_FS(m) (m)
+#endif
+shared FS_T Fs[N * N];       // scores (stride N); afterwards each row block's output (stride D)
 shared float16_t Ps[N * N];  // softmax weights (stride N)
 shared uint toks[N];         // each window position's token
 // Every array is a multiple of 16 bytes (the bias table padded to 228 entries), so that whatever
@@ -138,7 +151,7 @@ void attend(uint h) {
             MATB kb;
             coopMatLoad(kb, Ks, j * 16 * D, D, gl_CooperativeMatrixLayoutColumnMajor);
             ACC s = coopMatMulAdd(qa, kb, ACC(0.0));
-            coopMatStore(s, Fs, base + j * 16, N, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatStore(TO_FS(s), Fs, base + j * 16, N, gl_CooperativeMatrixLayoutRowMajor);
         }
         sync_subgroup();
         // Softmax of row r over its keys j = G k + lane, visited from a per-row start so that the
@@ -156,7 +169,7 @@ void attend(uint h) {
         for (uint k = 0; k < N / 2; k++) {
             if (k < N / G) {
                 uint j = (j0 + G * k) % N, jx = j % TS_WINDOW, jy = j / TS_WINDOW;
-                a[k] = Fs[row + j] + bias[(iy - jy + 7) * 15 + (ix - jx + 7)];
+                a[k] = float(Fs[row + j]) + bias[(iy - jy + 7) * 15 + (ix - jx + 7)];
                 m = max(m, a[k]);
             }
         }
@@ -182,13 +195,13 @@ void attend(uint h) {
         }
         // The block's scores are spent: O (f32, stride D) takes their place, and each row's
         // owners divide their row by its sum, round it to f16 and write D / G channels each.
-        coopMatStore(o, Fs, base, D, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatStore(TO_FS(o), Fs, base, D, gl_CooperativeMatrixLayoutRowMajor);
         sync_subgroup();
         float inv = 1.0 / sum;
         F16x4Buf out4 = F16x4Buf(pc.out_);
         for (uint d = lane * 4; d < D; d += 4 * G) {
             uint f = base + rib * D + d;
-            vec4 v = vec4(Fs[f], Fs[f + 1], Fs[f + 2], Fs[f + 3]) * inv;
+            vec4 v = vec4(float(Fs[f]), float(Fs[f + 1]), float(Fs[f + 2]), float(Fs[f + 3])) * inv;
             out4.v[(toks[r] * C + h * D + d) / 4] = f16vec4(v);
         }
     }

@@ -33,6 +33,9 @@ fn main() {
         ("attention_qkv_window_coop", "attention_coop.comp", &["TS_QKV_IN=2"]),
         ("mlp_direct_w_coop", "mlp_direct_coop.comp", &["TS_MLP_W_SHARED=1"]),
         ("linear_direct_w_coop", "linear_direct_coop.comp", &["TS_W_SHARED=1"]),
+        ("attention_f32_coop", "attention_coop.comp", &["TS_SCORES_F16=0"]),
+        ("attention_qkv_f32_coop", "attention_coop.comp", &["TS_QKV_IN=1", "TS_SCORES_F16=0"]),
+        ("attention_qkv_window_f32_coop", "attention_coop.comp", &["TS_QKV_IN=2", "TS_SCORES_F16=0"]),
     ];
     let mut entries: Vec<(String, PathBuf, Vec<String>)> =
         sources.iter().map(|p| (p.file_stem().unwrap().to_str().unwrap().to_string(), p.clone(), vec![])).collect();

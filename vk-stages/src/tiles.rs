@@ -14,7 +14,8 @@ use crate::pipelines::Variant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NetTiles {
     /// `TESSEL_VK_COOP_ROWS=32|64|128`: every layer's rows. Default: 32 over level 0's tokens,
-    /// where the most workgroups run, 128 for the merge out of level 0, 64 below (level 0's
+    /// where the most workgroups run (its embedding and MLP 64, the head 128: [`NetTiles::direct`],
+    /// [`NetTiles::mlp`]), 128 for the merge out of level 0, 64 below (level 0's
     /// embedding 0.213 -> 0.184 ms at 4K with 32, level 2's qkv 0.085 -> 0.105: thirty-sixth
     /// session).
     pub rows: Option<u32>,
@@ -58,6 +59,9 @@ pub struct NetTiles {
     /// workgroup takes every head of its window (attention_qkv_window_coop): 1 by role (the
     /// default, [`NetTiles::window`]), 2 at every such level, 0 a workgroup a head.
     pub attention_window: Direct,
+    /// `TESSEL_VK_ATTENTION_SCORES=16|32`, default 16: the cooperative-matrix attention's scores
+    /// (and outputs) in shared memory as f16, or as f32 (the variants `*_f32_coop`).
+    pub attention_scores_f32: bool,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]).
@@ -83,8 +87,9 @@ pub struct DirectTile {
     pub cols: u32,
 }
 
-/// Shared memory of attention_coop.comp: q, k, v (f16), the scores (f32) and the softmax
-/// weights (f16) of 64 x 64, the window's tokens and the bias table (padded to 16 bytes).
+/// Shared memory of attention_coop.comp: q, k, v (f16), the scores (f32, its variants *_f32_coop; 8 KiB
+/// less in f16, the default, whose fit this bounds) and the softmax weights (f16) of 64 x 64, the
+/// window's tokens and the bias table (padded to 16 bytes).
 pub const ATTENTION_COOP_SHARED_BYTES: u32 = 3 * 64 * 16 * 2 + 64 * 64 * 4 + 64 * 64 * 2 + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16;
 
 /// Whether attention_coop.comp runs on a device: its row owners need subgroups of 32 or 64
@@ -116,7 +121,7 @@ const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false }
     }
 }
 
@@ -161,6 +166,7 @@ impl NetTiles {
             linear_weights: direct_setting("TESSEL_VK_COOP_LINEAR_W")?,
             attention_window: direct_setting("TESSEL_VK_ATTENTION_WINDOW")?,
             attention_qkv: direct_setting("TESSEL_VK_ATTENTION_QKV")?,
+            attention_scores_f32: setting("TESSEL_VK_ATTENTION_SCORES", &[16, 32])? == Some(32),
         })
     }
 
@@ -169,7 +175,7 @@ impl NetTiles {
     pub fn describe(&self, coop: bool, attention_coop: bool) -> String {
         let mut parts = Vec::new();
         if coop {
-            let rows = self.rows.map_or("32 rows at level 0 and its merge (staged 128), the head 128, 64 below".to_string(), |r| format!("{r} rows"));
+            let rows = self.rows.map_or("32 rows at level 0 and its merge (staged 128), its embedding and MLP 64, the head 128, 64 below".to_string(), |r| format!("{r} rows"));
             let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
             parts.push(format!("tiles: {rows}, {cols}, head {} (TESSEL_VK_COOP_ROWS|COLS|HEAD_COLS)", self.head_cols));
             let weights = if self.mlp_weights {
@@ -196,6 +202,7 @@ impl NetTiles {
         }
         if attention_coop {
             parts.push("attention: cooperative matrices (TESSEL_VK_ATTENTION_COOP=0 for the scalar one)".to_string());
+            parts.push(if self.attention_scores_f32 { "scores in f32 (TESSEL_VK_ATTENTION_SCORES=32)" } else { "scores in f16 (TESSEL_VK_ATTENTION_SCORES=32 for f32)" }.to_string());
             parts.push(match self.attention_qkv {
                 Direct::Off => "q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)".to_string(),
                 Direct::Roles => format!("q, k, v computed in the attention at levels of up to {QKV_ROLE_HEADS} heads (TESSEL_VK_ATTENTION_QKV=0 for the qkv layer, 2 everywhere)"),
@@ -279,9 +286,12 @@ impl NetTiles {
         // Rows of their own, where the setting leaves them to the layer (fortieth session, H100 at
         // 4K): the head 0.258 -> 0.232 ms with 128 rows instead of level 0's 32; the merge out of
         // level 0 0.118 ms staged at 128 rows, 0.108 here at 32 (at 128, 223 registers).
+        // The embedding (level 0's plain layer with no LayerNorm and no residual) 0.137 -> 0.132
+        // at 64 rows, where level 0's proj loses with them (0.059 -> 0.095; forty-second session).
         let own = match (self.rows, l.mode, l.level) {
             (None, b::MODE_HEAD, _) => Some(128),
             (None, b::MODE_MERGE, 1) => Some(32),
+            (None, b::MODE_PLAIN, 0) if l.ln == 0 && l.residual == 0 => Some(64),
             _ => None,
         };
         let rows = own.filter(|&r| fits(r)).unwrap_or_else(|| self.rows(shared_memory, l));
@@ -315,7 +325,9 @@ impl NetTiles {
         if self.direct == Direct::Off || !self.mlp || fc1.inp % 16 != 0 || fc1.out % 16 != 0 {
             return None;
         }
-        let mut rows = self.rows(shared_memory, fc1);
+        // Level 0's MLP at 64 rows, not the level's 32: 0.187 -> 0.170 ms at 4K on the H100
+        // (forty-second session, with its weights in shared memory).
+        let mut rows = if self.rows.is_none() && fc1.level == 0 { 64 } else { self.rows(shared_memory, fc1) };
         if self.direct == Direct::Roles && fc1.mlp_shared_bytes(rows) > MLP_ROLE_SHARED {
             return None;
         }
@@ -373,10 +385,13 @@ impl NetTiles {
     /// thirty-seventh session).
     pub fn attention(&self, c: usize, coop: bool, qkv_in: bool, shared_memory: u32) -> Variant {
         if coop {
-            let name = match (qkv_in, self.window(c, shared_memory)) {
-                (false, _) => "attention_coop",
-                (true, false) => "attention_qkv_coop",
-                (true, true) => "attention_qkv_window_coop",
+            let name = match (qkv_in, self.window(c, shared_memory), self.attention_scores_f32) {
+                (false, _, false) => "attention_coop",
+                (true, false, false) => "attention_qkv_coop",
+                (true, true, false) => "attention_qkv_window_coop",
+                (false, _, true) => "attention_f32_coop",
+                (true, false, true) => "attention_qkv_f32_coop",
+                (true, true, true) => "attention_qkv_window_f32_coop",
             };
             return Variant::new(name, &[c as u32]);
         }
@@ -431,7 +446,7 @@ mod tests {
     fn the_start_up_words_name_the_tiles_and_the_attention() {
         let t = NetTiles::default();
         let d = t.describe(true, false);
-        assert!(d.contains("32 rows at level 0 and its merge (staged 128), the head 128, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
+        assert!(d.contains("32 rows at level 0 and its merge (staged 128), its embedding and MLP 64, the head 128, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
         let d = NetTiles { rows: Some(128), attention_online: false, attention_qpi: 2, ..t }.describe(false, false);
         assert!(!d.contains("tiles") && d.contains("attention: two passes, 2 queries"), "{d}");
         assert!(NetTiles { rows: Some(128), ..t }.describe(true, false).contains("tiles: 128 rows"));
@@ -488,12 +503,14 @@ mod tests {
         assert_eq!(t.direct(qkv.direct_shared_bytes(64) + 1023, &qkv, 8), None);
         assert!(t.describe(true, true).contains("results straight from the accumulators where it pays (TESSEL_VK_COOP_DIRECT=0 stages them"));
         assert!(all.describe(true, true).contains("results straight from the accumulators in every layer that can (TESSEL_VK_COOP_DIRECT=2)"));
-        // The MLP in one dispatch: the level's rows where they fit, fewer where not, none
-        // without `direct` or with its own switch off.
+        // The MLP in one dispatch: the level's rows where they fit (level 0's 64, not 32), fewer
+        // where not, none without `direct` or with its own switch off.
         let fc1 = |c: usize, level| LinearSpec { act: 1, ln: 1, out_f16: 1, ..spec(c, 2 * c, level) };
-        assert_eq!(t.mlp(big, &fc1(32, 0)), tile(32, 64));
+        assert_eq!(t.mlp(big, &fc1(32, 0)), tile(64, 64));
+        assert_eq!(t.mlp(fc1(32, 0).mlp_shared_bytes(64) + 1023, &fc1(32, 0)), tile(32, 64), "fewer where 64 do not fit");
+        assert_eq!(NetTiles { rows: Some(32), ..t }.mlp(big, &fc1(32, 0)), tile(32, 64), "the setting rules");
         assert_eq!(t.mlp(big, &fc1(48, 1)), tile(64, 64), "{}", fc1(48, 1).mlp_shared_bytes(64));
-        assert_eq!(NetTiles { cols: Some(32), ..t }.mlp(big, &fc1(32, 0)), tile(32, 32), "chunks of TESSEL_VK_COOP_COLS");
+        assert_eq!(NetTiles { cols: Some(32), ..t }.mlp(big, &fc1(32, 0)), tile(64, 32), "chunks of TESSEL_VK_COOP_COLS");
         // By role not where it needs more than 24 KiB at the level's rows; with
         // TESSEL_VK_COOP_DIRECT=2 wherever it fits.
         assert_eq!(t.mlp(big, &fc1(96, 2)), None, "{}", fc1(96, 2).mlp_shared_bytes(64));
@@ -529,8 +546,9 @@ mod tests {
         let qkv2 = LinearSpec { ln: 1, out_f16: 1, ..spec(96, 288, 2) };
         // Where the weights go into shared memory: (the layer, its tile by default).
         let shared = |t: &NetTiles, shared: u32, l: &LinearSpec| t.direct(shared, l, 8).map(|tl| (tl, t.direct_weights_shared(shared, l, &tl)));
-        // Level 0's layers on f16 rows from the buffer take the shader because their weights fit.
-        assert_eq!(shared(&t, big, &embed), tile(32, 64).map(|tl| (tl, true)));
+        // Level 0's layers on f16 rows from the buffer take the shader because their weights fit;
+        // the embedding at 64 rows of its own, proj at the level's 32.
+        assert_eq!(shared(&t, big, &embed), tile(64, 64).map(|tl| (tl, true)));
         assert_eq!(shared(&t, big, &proj0), tile(32, 64).map(|tl| (tl, true)));
         assert_eq!(shared(&t, big, &proj2), tile(64, 64).map(|tl| (tl, true)), "18 KiB of weights");
         assert_eq!(shared(&t, big, &head), tile(128, 64).map(|tl| (tl, true)));
@@ -582,6 +600,14 @@ mod tests {
         let off = NetTiles { attention_window: Direct::Off, ..d };
         assert_eq!(off.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[48]));
         assert!(d.describe(true, true).contains("a window's heads in one workgroup at levels of 3 heads or more (TESSEL_VK_ATTENTION_WINDOW=0"));
+        // TESSEL_VK_ATTENTION_SCORES=32: the same variants with their scores in f32.
+        let f32s = NetTiles { attention_scores_f32: true, ..window };
+        assert_eq!(f32s.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_f32_coop", &[32]));
+        assert_eq!(f32s.attention(48, true, false, 48 * 1024), Variant::new("attention_f32_coop", &[48]));
+        assert_eq!(NetTiles { attention_scores_f32: true, ..d }.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_f32_coop", &[32]));
+        assert_eq!(f32s.attention(32, false, false, 48 * 1024).shader, "attention", "the scalar attention has no such setting");
+        assert!(d.describe(true, true).contains("scores in f16 (TESSEL_VK_ATTENTION_SCORES=32 for f32)"));
+        assert!(f32s.describe(true, true).contains("scores in f32 (TESSEL_VK_ATTENTION_SCORES=32)"));
         // With q, k, v from the qkv layer the window setting does nothing, and is not named.
         let qkv_layer = NetTiles { attention_qkv: Direct::Off, ..d };
         assert!(!qkv_layer.describe(true, true).contains("TESSEL_VK_ATTENTION_WINDOW"));
