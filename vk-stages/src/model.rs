@@ -374,17 +374,15 @@ impl Model {
         if path == NetPath::CoopMat {
             let pe = pkg.config.pixel_embed as u32;
             for l in layers.all() {
-                if let Some(tile) = tiles.direct(shared.caps.shared_memory, &l, pe) {
-                    let weights = tiles.direct_weights_shared(shared.caps.shared_memory, &l, &tile);
-                    pipelines.build(&l.direct_variant(pe, &tile, weights))?;
+                if let Some((variant, _)) = tiles.direct_dispatch(shared.caps.shared_memory, &l, pe) {
+                    pipelines.build(&variant)?;
                 } else if let Some(cols) = tiles.cols(shared.caps.shared_memory, &l) {
                     pipelines.build(&l.coop_variant(pe, tiles.rows(shared.caps.shared_memory, &l), cols))?;
                 }
             }
             for fc1 in &layers.fc1 {
-                if let Some(tile) = tiles.mlp(shared.caps.shared_memory, fc1) {
-                    let weights = tiles.mlp_weights_shared(shared.caps.shared_memory, fc1, &tile);
-                    pipelines.build(&fc1.mlp_variant(pe, &tile, weights))?;
+                if let Some((variant, _)) = tiles.mlp_dispatch(shared.caps.shared_memory, fc1, pe) {
+                    pipelines.build(&variant)?;
                 }
             }
         }
@@ -431,9 +429,8 @@ impl Model {
     /// The pipeline variant and workgroup counts of a linear layer over `tokens` tokens.
     pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
         let p = self.config.pixel_embed as u32;
-        if let (NetPath::CoopMat, Some(tile)) = (&self.path, self.tiles.direct(self.shared.caps.shared_memory, l, p)) {
-            let weights = self.tiles.direct_weights_shared(self.shared.caps.shared_memory, l, &tile);
-            return (l.direct_variant(p, &tile, weights), ((tokens as u32).div_ceil(tile.rows), 1, 1));
+        if let (NetPath::CoopMat, Some((variant, rows))) = (&self.path, self.tiles.direct_dispatch(self.shared.caps.shared_memory, l, p)) {
+            return (variant, ((tokens as u32).div_ceil(rows), 1, 1));
         }
         if let (NetPath::CoopMat, Some(cols)) = (&self.path, self.tiles.cols(self.shared.caps.shared_memory, l)) {
             // One workgroup per `rows` tokens; it loops over the output chunks itself.
@@ -451,10 +448,8 @@ impl Model {
         if self.path != NetPath::CoopMat {
             return None;
         }
-        let shared = self.shared.caps.shared_memory;
-        let tile = self.tiles.mlp(shared, fc1)?;
-        let weights = self.tiles.mlp_weights_shared(shared, fc1, &tile);
-        Some((fc1.mlp_variant(self.config.pixel_embed as u32, &tile, weights), ((tokens as u32).div_ceil(tile.rows), 1, 1)))
+        let (variant, rows) = self.tiles.mlp_dispatch(self.shared.caps.shared_memory, fc1, self.config.pixel_embed as u32)?;
+        Some((variant, ((tokens as u32).div_ceil(rows), 1, 1)))
     }
 
     /// Shared memory a workgroup may take on this device.

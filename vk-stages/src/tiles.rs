@@ -315,6 +315,21 @@ impl NetTiles {
         role && l.direct_shared_bytes(tile.rows) + l.direct_weight_bytes() + 1024 <= shared_memory
     }
 
+    /// Where layer `l` takes linear_direct_coop.comp: the variant ([`NetTiles::direct`]'s tile,
+    /// its weights where [`NetTiles::direct_weights_shared`] puts them) and its rows a workgroup.
+    /// The one decision that both building the pipelines and recording the dispatch read.
+    pub fn direct_dispatch(&self, shared_memory: u32, l: &LinearSpec, p: u32) -> Option<(Variant, u32)> {
+        let tile = self.direct(shared_memory, l, p)?;
+        Some((l.direct_variant(p, &tile, self.direct_weights_shared(shared_memory, l, &tile)), tile.rows))
+    }
+
+    /// The same for a block's MLP in one dispatch (`fc1` its first layer; [`NetTiles::mlp`],
+    /// [`NetTiles::mlp_weights_shared`]).
+    pub fn mlp_dispatch(&self, shared_memory: u32, fc1: &LinearSpec, p: u32) -> Option<(Variant, u32)> {
+        let tile = self.mlp(shared_memory, fc1)?;
+        Some((fc1.mlp_variant(p, &tile, self.mlp_weights_shared(shared_memory, fc1, &tile)), tile.rows))
+    }
+
     /// Rows a workgroup where a block's MLP (`fc1` its first layer) runs as one dispatch
     /// (mlp_direct_coop.comp): with results in the accumulators and `mlp`, the layer's rows or
     /// fewer (halved down to 16) so that its shared memory fits with 1 KiB to spare. By role,
