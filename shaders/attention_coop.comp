@@ -46,10 +46,13 @@ layout(push_constant) uniform PC {
 #define MATB coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
 const uint D = TS_HEAD_DIM;
 const uint N = TS_WINDOW_TOKENS;
+// Row strides in shared memory, padded (bindings.h, TS_SHARED_PAD): q, k, v and each block's
+// output; the scores and softmax weights; the staged LayerNorm rows.
+const uint DS = D + TS_SHARED_PAD, NS = N + TS_SHARED_PAD, CS = C + TS_SHARED_PAD;
 
-shared float16_t Qs[N * D];  // q / 4
-shared float16_t Ks[N * D];
-shared float16_t Vs[N * D];
+shared float16_t Qs[N * DS];  // q / 4
+shared float16_t Ks[N * DS];
+shared float16_t Vs[N * DS];
 // The scores, and afterwards the outputs, rounded to f16 in shared memory: 8 KiB a workgroup
 // fewer, level 0's attention 0.289 -> 0.276 ms at 4K on the H100 (forty-second session). The
 // variants *_f32_coop (TS_SCORES_F16=0, TESSEL_VK_ATTENTION_SCORES=32) keep them in f32.
@@ -63,8 +66,8 @@ shared float16_t Vs[N * D];
 #define FS_T float
 #define TO_FS(m) (m)
 #endif
-shared FS_T Fs[N * N];       // scores (stride N); afterwards each row block's output (stride D)
-shared float16_t Ps[N * N];  // softmax weights (stride N)
+shared FS_T Fs[N * NS];       // scores (stride NS); afterwards each row block's output (stride DS)
+shared float16_t Ps[N * NS];  // softmax weights (stride NS)
 shared uint toks[N];         // each window position's token
 // Every array is a multiple of 16 bytes (the bias table padded to 228 entries), so that whatever
 // order the driver lays them out in, each matrix the products load starts 16-byte aligned: with
@@ -80,7 +83,7 @@ shared float bias[(TS_RPB_ENTRIES + 3) / 4 * 4];
 // staged once for all of them; they stay in As while each head's softmax weights come and go.
 const uint HW = TS_QKV_IN == 2 ? uint(C) / D : 1;
 const bool IN_PS = C <= N && HW == 1;
-shared float16_t As[IN_PS ? 8 : N * C];
+shared float16_t As[IN_PS ? 8 : N * CS];
 shared float16_t Bs[16 * 3 * HW * D];
 layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F16Rows { float16_t v[]; };
 
@@ -100,8 +103,8 @@ void stage_window(uint lid, uint h) {
         uint i = i0 + 4 * j;
         vec4 a = (v[j] - mean) * inv * vec4(F16x4Buf(pc.gamma).v[i / 4]) + vec4(F16x4Buf(pc.beta).v[i / 4]);
         for (int k = 0; k < 4; k++) {
-            if (IN_PS) Ps[r * C + i + k] = float16_t(a[k]);
-            else As[r * C + i + k] = float16_t(a[k]);
+            if (IN_PS) Ps[r * CS + i + k] = float16_t(a[k]);
+            else As[r * CS + i + k] = float16_t(a[k]);
         }
     }
     // qkv's bias for heads h .. h + HW - 1: column j of the 16 rows is part j / (HW D) (q, k, v)
@@ -122,8 +125,8 @@ coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> qkv_part(u
     F16Rows w = F16Rows(pc.w);
     for (uint k = 0; k < C; k += 16) {
         MATA a;
-        if (IN_PS) coopMatLoad(a, Ps, rb * 16 * C + k, C, gl_CooperativeMatrixLayoutRowMajor);
-        else coopMatLoad(a, As, rb * 16 * C + k, C, gl_CooperativeMatrixLayoutRowMajor);
+        if (IN_PS) coopMatLoad(a, Ps, rb * 16 * CS + k, CS, gl_CooperativeMatrixLayoutRowMajor);
+        else coopMatLoad(a, As, rb * 16 * CS + k, CS, gl_CooperativeMatrixLayoutRowMajor);
         MATB bm;
         coopMatLoad(bm, w.v, (part * C + h * D) * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
         c = coopMatMulAdd(a, bm, c);
@@ -144,32 +147,35 @@ void attend(uint h) {
     const uint G = gl_SubgroupSize / 16;
     uint rib = gl_SubgroupInvocationID / G, lane = gl_SubgroupInvocationID % G;
     for (uint rb = gl_SubgroupID; rb < N / 16; rb += gl_NumSubgroups) {
-        uint base = rb * 16 * N;
+        uint base = rb * 16 * NS;
         MATA qa;
-        coopMatLoad(qa, Qs, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatLoad(qa, Qs, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
         for (uint j = 0; j < N / 16; j++) {
             MATB kb;
-            coopMatLoad(kb, Ks, j * 16 * D, D, gl_CooperativeMatrixLayoutColumnMajor);
+            coopMatLoad(kb, Ks, j * 16 * DS, DS, gl_CooperativeMatrixLayoutColumnMajor);
             ACC s = coopMatMulAdd(qa, kb, ACC(0.0));
-            coopMatStore(TO_FS(s), Fs, base + j * 16, N, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatStore(TO_FS(s), Fs, base + j * 16, NS, gl_CooperativeMatrixLayoutRowMajor);
         }
         sync_subgroup();
-        // Softmax of row r over its keys j = G k + lane, visited from a per-row start so that the
-        // block's rows read different banks at each step: the scores with their bias held in
-        // registers and their maximum, then the exponentials (unnormalised, at most 1) into P as
-        // f16 and their sum. The loops run to the most keys an invocation takes (subgroups of
-        // 32: G = 2) so that a[] stays in registers; wider subgroups skip the rest. (Reading the
-        // scores twice instead, 72 registers against 127, took level 0's attention from 0.202 to
-        // 0.260 ms at 4K on the H200.)
         uint r = rb * 16 + rib;
-        uint row = r * N, j0 = G * rib + lane;
-        uint ix = r % TS_WINDOW, iy = r / TS_WINDOW;
+        // Softmax of row r over its keys j = G k + lane: the scores with their bias held in
+        // registers and their maximum, then the exponentials (unnormalised, at most 1) into P as
+        // f16 and their sum. G divides the window's side, so key j's column is (G k) % TS_WINDOW
+        // + lane and its row G k / TS_WINDOW: once the loops unroll, every address is the row's
+        // base and a constant. (Keys visited from a per-row start, which kept the rows of
+        // unpadded scores off each other's banks, made each address a sum of its own: 126
+        // registers against 86, level 0's attention 0.213 -> 0.211 ms at 4K on the H100.) The
+        // loops run to the most keys an invocation takes (subgroups of 32: G = 2) so that a[]
+        // stays in registers; wider subgroups skip the rest. (Reading the scores twice instead of
+        // holding them: 79 registers, and slower, 0.254 ms.)
+        uint row = r * NS + lane;
+        uint b0 = (r / TS_WINDOW + 7) * 15 + r % TS_WINDOW + 7 - lane;
         float a[N / 2];
         float m = -3.4e38;
         for (uint k = 0; k < N / 2; k++) {
             if (k < N / G) {
-                uint j = (j0 + G * k) % N, jx = j % TS_WINDOW, jy = j / TS_WINDOW;
-                a[k] = float(Fs[row + j]) + bias[(iy - jy + 7) * 15 + (ix - jx + 7)];
+                uint g = G * k;
+                a[k] = float(Fs[row + g]) + bias[b0 - 15 * (g / TS_WINDOW) - g % TS_WINDOW];
                 m = max(m, a[k]);
             }
         }
@@ -177,9 +183,8 @@ void attend(uint h) {
         float sum = 0.0;
         for (uint k = 0; k < N / 2; k++) {
             if (k < N / G) {
-                uint j = (j0 + G * k) % N;
                 float e = exp(a[k] - m);
-                Ps[row + j] = float16_t(e);
+                Ps[row + G * k] = float16_t(e);
                 sum += e;
             }
         }
@@ -188,19 +193,19 @@ void attend(uint h) {
         ACC o = ACC(0.0);
         for (uint j = 0; j < N / 16; j++) {
             MATA pa;
-            coopMatLoad(pa, Ps, base + j * 16, N, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatLoad(pa, Ps, base + j * 16, NS, gl_CooperativeMatrixLayoutRowMajor);
             MATB vb;
-            coopMatLoad(vb, Vs, j * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatLoad(vb, Vs, j * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
             o = coopMatMulAdd(pa, vb, o);
         }
-        // The block's scores are spent: O (f32, stride D) takes their place, and each row's
-        // owners divide their row by its sum, round it to f16 and write D / G channels each.
-        coopMatStore(TO_FS(o), Fs, base, D, gl_CooperativeMatrixLayoutRowMajor);
+        // The block's scores are spent: O (stride DS) takes their place, and each row's owners
+        // divide their row by its sum, round it to f16 and write D / G channels each.
+        coopMatStore(TO_FS(o), Fs, base, DS, gl_CooperativeMatrixLayoutRowMajor);
         sync_subgroup();
         float inv = 1.0 / sum;
         F16x4Buf out4 = F16x4Buf(pc.out_);
         for (uint d = lane * 4; d < D; d += 4 * G) {
-            uint f = base + rib * D + d;
+            uint f = base + rib * DS + d;
             vec4 v = vec4(float(Fs[f]), float(Fs[f + 1]), float(Fs[f + 2]), float(Fs[f + 3])) * inv;
             out4.v[(toks[r] * C + h * D + d) / 4] = f16vec4(v);
         }
@@ -219,11 +224,11 @@ void main() {
         for (uint rb = gl_SubgroupID; rb < N / 16; rb += gl_NumSubgroups) {
             coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_part(rb, h, h - h0, 0);
             for (int i = 0; i < m.length(); i++) m[i] *= float16_t(0.25);
-            coopMatStore(m, Qs, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatStore(m, Qs, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
             m = qkv_part(rb, h, h - h0, 1);
-            coopMatStore(m, Ks, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatStore(m, Ks, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
             m = qkv_part(rb, h, h - h0, 2);
-            coopMatStore(m, Vs, rb * 16 * D, D, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatStore(m, Vs, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
         }
         barrier();
         attend(h);
@@ -240,9 +245,9 @@ void main() {
         uint base = (t * 3 * C + h * D) / 4 + d4;
         f16vec4 q = qkv4.v[base], k = qkv4.v[base + C / 4], v = qkv4.v[base + 2 * C / 4];
         for (int j = 0; j < 4; j++) {
-            Qs[i * D + d4 * 4 + j] = q[j] * float16_t(0.25);
-            Ks[i * D + d4 * 4 + j] = k[j];
-            Vs[i * D + d4 * 4 + j] = v[j];
+            Qs[i * DS + d4 * 4 + j] = q[j] * float16_t(0.25);
+            Ks[i * DS + d4 * 4 + j] = k[j];
+            Vs[i * DS + d4 * 4 + j] = v[j];
         }
     }
     barrier();

@@ -23,10 +23,14 @@ shared float Pw[TS_HEAD_CHANNELS * TS_FEATURES + TS_HEAD_CHANNELS];
 
 #define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 
-shared float16_t As[ROWS * IN];
-shared float16_t Ws[COLS * IN];
-// LN: the f32 input rows; afterwards the f32 result tile of one output chunk (stride COLS).
-shared float Fs[ROWS * STAGE];
+// Rows of the matrices padded (bindings.h, TS_SHARED_PAD): the input rows and the chunk's
+// weights IN_S halves apart, the result tile COLS_S floats.
+const uint COLS_S = COLS + TS_SHARED_PAD / 2;
+shared float16_t As[ROWS * IN_S];
+shared float16_t Ws[COLS * IN_S];
+// LN: the f32 input rows (stride IN); afterwards the f32 result tile of one output chunk (stride
+// COLS_S).
+shared float Fs[ROWS * (STAGE + TS_SHARED_PAD / 2)];
 shared vec2 part[THREADS];
 shared vec2 stats[ROWS];
 
@@ -37,7 +41,7 @@ void load_rows(uint t0) {
         for (uint e = gl_LocalInvocationID.x; e < ROWS * Q; e += THREADS) {
             uint r = e / Q, i = (e % Q) * 4;
             vec4 v = t0 + r < pc.tokens ? linear_input4(t0 + r, i) : vec4(0.0);
-            for (int j = 0; j < 4; j++) As[r * IN + i + j] = float16_t(v[j]);
+            for (int j = 0; j < 4; j++) As[r * IN_S + i + j] = float16_t(v[j]);
         }
         barrier();
         return;
@@ -67,7 +71,7 @@ void load_rows(uint t0) {
         uint r = e / Q, i = (e % Q) * 4;
         vec4 v = vec4(Fs[r * IN + i], Fs[r * IN + i + 1], Fs[r * IN + i + 2], Fs[r * IN + i + 3]);
         v = ln_affine4(v, i, stats[r].x, stats[r].y);
-        for (int j = 0; j < 4; j++) As[r * IN + i + j] = float16_t(v[j]);
+        for (int j = 0; j < 4; j++) As[r * IN_S + i + j] = float16_t(v[j]);
     }
     barrier();
 }
@@ -88,7 +92,8 @@ void main() {
         uint nblocks = min(uint(COLS / 16), uint(OUT - n0) / 16);
         for (uint e = gl_LocalInvocationID.x; e < nblocks * 16 * IN / 4; e += THREADS) {
             f16vec4 v = w4.v[n0 * IN / 4 + e];
-            for (int j = 0; j < 4; j++) Ws[e * 4 + j] = v[j];
+            uint o = (e * 4) / IN * IN_S + (e * 4) % IN;
+            for (int j = 0; j < 4; j++) Ws[o + j] = v[j];
         }
         barrier();
         for (uint rb = gl_SubgroupID; rb < ROWS / 16; rb += gl_NumSubgroups) {
@@ -98,28 +103,28 @@ void main() {
             ACC c3 = ACC(0.0);
             for (uint k = 0; k < IN; k += 16) {
                 coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a;
-                coopMatLoad(a, As, rb * 16 * IN + k, IN, gl_CooperativeMatrixLayoutRowMajor);
+                coopMatLoad(a, As, rb * 16 * IN_S + k, IN_S, gl_CooperativeMatrixLayoutRowMajor);
                 coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> bm;
-                coopMatLoad(bm, Ws, k, IN, gl_CooperativeMatrixLayoutColumnMajor);
+                coopMatLoad(bm, Ws, k, IN_S, gl_CooperativeMatrixLayoutColumnMajor);
                 c0 = coopMatMulAdd(a, bm, c0);
                 if (nblocks > 1) {
-                    coopMatLoad(bm, Ws, 16 * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
+                    coopMatLoad(bm, Ws, 16 * IN_S + k, IN_S, gl_CooperativeMatrixLayoutColumnMajor);
                     c1 = coopMatMulAdd(a, bm, c1);
                 }
                 if (nblocks > 2) {
-                    coopMatLoad(bm, Ws, 32 * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
+                    coopMatLoad(bm, Ws, 32 * IN_S + k, IN_S, gl_CooperativeMatrixLayoutColumnMajor);
                     c2 = coopMatMulAdd(a, bm, c2);
                 }
                 if (nblocks > 3) {
-                    coopMatLoad(bm, Ws, 48 * IN + k, IN, gl_CooperativeMatrixLayoutColumnMajor);
+                    coopMatLoad(bm, Ws, 48 * IN_S + k, IN_S, gl_CooperativeMatrixLayoutColumnMajor);
                     c3 = coopMatMulAdd(a, bm, c3);
                 }
             }
-            uint base = rb * 16 * COLS;
-            coopMatStore(c0, Fs, base, COLS, gl_CooperativeMatrixLayoutRowMajor);
-            if (nblocks > 1) coopMatStore(c1, Fs, base + 16, COLS, gl_CooperativeMatrixLayoutRowMajor);
-            if (nblocks > 2) coopMatStore(c2, Fs, base + 32, COLS, gl_CooperativeMatrixLayoutRowMajor);
-            if (nblocks > 3) coopMatStore(c3, Fs, base + 48, COLS, gl_CooperativeMatrixLayoutRowMajor);
+            uint base = rb * 16 * COLS_S;
+            coopMatStore(c0, Fs, base, COLS_S, gl_CooperativeMatrixLayoutRowMajor);
+            if (nblocks > 1) coopMatStore(c1, Fs, base + 16, COLS_S, gl_CooperativeMatrixLayoutRowMajor);
+            if (nblocks > 2) coopMatStore(c2, Fs, base + 32, COLS_S, gl_CooperativeMatrixLayoutRowMajor);
+            if (nblocks > 3) coopMatStore(c3, Fs, base + 48, COLS_S, gl_CooperativeMatrixLayoutRowMajor);
         }
         barrier();
         // Epilogue: each invocation takes up to EPI four-output items; their values and residual
@@ -137,7 +142,7 @@ void main() {
             uint r = e / q, c = (e % q) * 4;
             live[k] = e < ROWS * q && t0 + r < pc.tokens;
             if (live[k]) {
-                uint ci = r * COLS + c;
+                uint ci = r * COLS_S + c;
                 val[k] = linear_value4(t0 + r, n0 + c, vec4(Fs[ci], Fs[ci + 1], Fs[ci + 2], Fs[ci + 3]));
                 dst[k] = linear_dst(t0 + r, n0 + c);
                 old[k] = linear_old4(dst[k]);

@@ -27,7 +27,7 @@ const bool STAGED = LN != 0 || MODE != TS_MODE_PLAIN || IN_F16 == 0;
 // pixel_head.weight^T twice; its bias joins the head's, so the bias rows are f32.
 const bool HEAD = MODE == TS_MODE_HEAD;
 // The staged input rows (f16); a token array when unused.
-shared float16_t As[STAGED ? ROWS * IN : 16];
+shared float16_t As[STAGED ? ROWS * IN_S : 16];
 // The bias in 16 equal rows: each accumulator starts from 16 x 16 of it (f32 for the head).
 shared float16_t Bs[HEAD ? 16 : 16 * OUT];
 shared float Bf[HEAD ? 16 * OUT : 4];
@@ -39,13 +39,13 @@ shared float16_t Pm[HEAD ? 256 : 16];
 #if TS_W_SHARED
 // The variant linear_direct_w_coop: the weights [OUT][IN], as in their buffer, copied into shared
 // memory once a workgroup, and every B operand loaded from there (the host takes it only where
-// they fit beside the rows: NetTiles::direct_weights_shared).
-shared float16_t Ws[OUT * IN];
+// they fit beside the rows: NetTiles::direct_weights_shared), rows IN_S apart.
+shared float16_t Ws[OUT * IN_S];
 #endif
 
 MATA load_a(uint row0, uint rb, uint k) {
     MATA a;
-    if (STAGED) coopMatLoad(a, As, rb * 16 * IN + k, IN, gl_CooperativeMatrixLayoutRowMajor);
+    if (STAGED) coopMatLoad(a, As, rb * 16 * IN_S + k, IN_S, gl_CooperativeMatrixLayoutRowMajor);
     else coopMatLoad(a, F16Rows(pc.x).v, row0 * IN + k, IN, gl_CooperativeMatrixLayoutRowMajor);
     return a;
 }
@@ -94,10 +94,7 @@ void main() {
         Pm[e] = pixel && k / 8 == n / 8 ? F16Buf(pc.aux_w).v[(n % 8) * P + k % 8] : float16_t(0.0);
     }
 #if TS_W_SHARED
-    for (uint e = gl_LocalInvocationID.x; e < OUT * IN / 4; e += THREADS) {
-        f16vec4 v = F16x4Buf(pc.w).v[e];
-        for (int j = 0; j < 4; j++) Ws[e * 4 + j] = v[j];
-    }
+    COPY_WEIGHTS(Ws, pc.w, OUT, IN, IN_S)
 #endif
     if (STAGED) stage_rows(t0);
     barrier();
@@ -114,7 +111,7 @@ void main() {
             for (uint k = 0; k < IN; k += 16) {
                 MATA a = load_a(row0, rb, k);
 #if TS_W_SHARED
-#define MUL_(c, n) MUL_SHARED(c, a, Ws, n, k, IN)
+#define MUL_(c, n) MUL_SHARED(c, a, Ws, n, k, IN_S)
 #else
 #define MUL_(c, n) c = mul_w(c, a, w, n, k, IN)
 #endif

@@ -27,11 +27,13 @@ layout(constant_id = TS_SPEC_ROWS) const int ROWS = TS_COOP_ROWS;
 layout(local_size_x_id = TS_SPEC_THREADS) in;
 const uint THREADS = gl_WorkGroupSize.x;
 const uint C = IN, HID = OUT;
+// Row strides in shared memory (bindings.h, TS_SHARED_PAD).
+const uint C_S = IN_S, HID_S = HID + TS_SHARED_PAD;
 
-shared float16_t As[ROWS * C];
+shared float16_t As[ROWS * C_S];
 // The hidden activations of the workgroup's rows (each 16-row block written and read by the
 // subgroup that owns it).
-shared float16_t Hs[ROWS * HID];
+shared float16_t Hs[ROWS * HID_S];
 // fc1's and fc2's biases in 16 equal rows.
 shared float16_t B1[16 * HID];
 shared float16_t B2[16 * C];
@@ -40,9 +42,9 @@ shared float16_t B2[16 * C];
 #define TS_MLP_W_SHARED 0
 #endif
 #if TS_MLP_W_SHARED
-// fc1's weights [HID][C] and fc2's [C][HID], as in their buffers.
-shared float16_t W1s[HID * C];
-shared float16_t W2s[C * HID];
+// fc1's weights [HID][C] and fc2's [C][HID], as in their buffers but for the rows' padding.
+shared float16_t W1s[HID * C_S];
+shared float16_t W2s[C * HID_S];
 #endif
 
 ACC start(uint n, uint width, bool second) {
@@ -56,7 +58,7 @@ ACC start(uint n, uint width, bool second) {
 void hidden_out(ACC c, uint rb, uint n) {
     for (int i = 0; i < c.length(); i++) c[i] = c[i] / (1.0 + exp(-c[i]));
     ACC16 h = ACC16(c);
-    coopMatStore(h, Hs, rb * 16 * HID + n, HID, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(h, Hs, rb * 16 * HID_S + n, HID_S, gl_CooperativeMatrixLayoutRowMajor);
 }
 
 void main() {
@@ -70,13 +72,8 @@ void main() {
         for (int j = 0; j < 4; j++) B2[e * 4 + j] = v[j];
     }
 #if TS_MLP_W_SHARED
-    for (uint e = gl_LocalInvocationID.x; e < HID * C / 4; e += THREADS) {
-        f16vec4 v1 = F16x4Buf(pc.w).v[e], v2 = F16x4Buf(pc.aux).v[e];
-        for (int j = 0; j < 4; j++) {
-            W1s[e * 4 + j] = v1[j];
-            W2s[e * 4 + j] = v2[j];
-        }
-    }
+    COPY_WEIGHTS(W1s, pc.w, HID, C, C_S)
+    COPY_WEIGHTS(W2s, pc.aux, C, HID, HID_S)
 #endif
     stage_rows(t0);
     barrier();
@@ -92,9 +89,9 @@ void main() {
             ACC4_EACH(START1_, n0, nb)
             for (uint k = 0; k < C; k += 16) {
                 MATA a;
-                coopMatLoad(a, As, rb * 16 * C + k, C, gl_CooperativeMatrixLayoutRowMajor);
+                coopMatLoad(a, As, rb * 16 * C_S + k, C_S, gl_CooperativeMatrixLayoutRowMajor);
 #if TS_MLP_W_SHARED
-#define MUL1_(c, n) MUL_SHARED(c, a, W1s, n, k, C)
+#define MUL1_(c, n) MUL_SHARED(c, a, W1s, n, k, C_S)
 #else
 #define MUL1_(c, n) c = mul_w(c, a, w1, n, k, C)
 #endif
@@ -114,9 +111,9 @@ void main() {
             ACC4_EACH(START2_, n0, nb)
             for (uint k = 0; k < HID; k += 16) {
                 MATA a;
-                coopMatLoad(a, Hs, rb * 16 * HID + k, HID, gl_CooperativeMatrixLayoutRowMajor);
+                coopMatLoad(a, Hs, rb * 16 * HID_S + k, HID_S, gl_CooperativeMatrixLayoutRowMajor);
 #if TS_MLP_W_SHARED
-#define MUL2_(c, n) MUL_SHARED(c, a, W2s, n, k, HID)
+#define MUL2_(c, n) MUL_SHARED(c, a, W2s, n, k, HID_S)
 #else
 #define MUL2_(c, n) c = mul_w(c, a, w2, n, k, HID)
 #endif

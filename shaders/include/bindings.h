@@ -82,3 +82,10 @@
 #define TS_COOP_COLS 64
 #define TS_COOP_COLS_DEFAULT 32
 #define TS_COOP_THREADS 128
+// Halves added to the row stride of every f16 matrix that the cooperative-matrix shaders with
+// results in the accumulators and the attention keep in shared memory (16 bytes): rows of 64 or
+// 128 bytes start in the same banks, so a 16 x 16 load's rows would queue on them
+// (docs/ENGINE.md, "Padded rows in shared memory"). A measuring variant may set 0 with -D.
+#ifndef TS_SHARED_PAD
+#define TS_SHARED_PAD 8
+#endif

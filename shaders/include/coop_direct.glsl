@@ -2,7 +2,7 @@
 // (linear_direct_coop.comp, mlp_direct_coop.comp): buffer references for whole 16-element rows,
 // the matrix types, and the staging of a workgroup's input rows. Needs common.glsl,
 // linear_params.glsl and linear_epilogue.glsl, ROWS and THREADS, and `shared float16_t As[]`
-// of ROWS x IN where inputs are staged.
+// of ROWS x IN_S where inputs are staged (rows of IN_S halves).
 #include "layernorm_pair.glsl"
 
 // Matrix loads and stores of whole 16-element rows: the base addresses are 256-byte aligned and
@@ -32,11 +32,12 @@ ACC mul_w(ACC c, MATA a, F16Rows w, uint n, uint k, uint K) {
     return coopMatMulAdd(a, b, c);
 }
 
-// mul_w with the weights copied into a shared array W of [out][K] halves (mlp_direct_w_coop):
-// c + a x W's output columns n..n+15 at inputs k..k+15.
-#define MUL_SHARED(c, a, W, n, k, K) { \
+// mul_w with the weights copied into a shared array W of [out][K] halves, rows KS apart
+// (mlp_direct_w_coop, linear_direct_w_coop): c + a x W's output columns n..n+15 at inputs
+// k..k+15.
+#define MUL_SHARED(c, a, W, n, k, KS) { \
     MATB b_; \
-    coopMatLoad(b_, W, (n) * (K) + (k), (K), gl_CooperativeMatrixLayoutColumnMajor); \
+    coopMatLoad(b_, W, (n) * (KS) + (k), (KS), gl_CooperativeMatrixLayoutColumnMajor); \
     c = coopMatMulAdd(a, b_, c); }
 
 // c plus the old values of an f32 residual stream at x: columns n..n+15 of rows row0..row0+15,
@@ -47,6 +48,15 @@ ACC add_old(ACC c, uint64_t x, uint row0, uint n, uint width) {
     return c + old;
 }
 
+// A weight matrix [out][K] of the buffer at w into a shared array W of rows KS apart, four
+// halves an invocation and step.
+#define COPY_WEIGHTS(W, w, OUTN, K, KS) \
+    for (uint e_ = gl_LocalInvocationID.x; e_ < (OUTN) * (K) / 4; e_ += THREADS) { \
+        f16vec4 v_ = F16x4Buf(w).v[e_]; \
+        uint o_ = (e_ * 4) / (K) * (KS) + (e_ * 4) % (K); \
+        for (int j_ = 0; j_ < 4; j_++) W[o_ + j_] = v_[j_]; \
+    }
+
 // The workgroup's input rows as f16 in As. LayerNorm: two invocations a row (adjacent in their
 // subgroup), each over half of it from the buffer into registers (layernorm_pair.glsl).
 void stage_rows(uint t0) {
@@ -56,7 +66,7 @@ void stage_rows(uint t0) {
         for (uint e = tid; e < ROWS * Q; e += THREADS) {
             uint r = e / Q, i = (e % Q) * 4;
             vec4 v = t0 + r < pc.tokens ? linear_input4(t0 + r, i) : vec4(0.0);
-            for (int j = 0; j < 4; j++) As[r * IN + i + j] = float16_t(v[j]);
+            for (int j = 0; j < 4; j++) As[r * IN_S + i + j] = float16_t(v[j]);
         }
         return;
     }
@@ -69,7 +79,7 @@ void stage_rows(uint t0) {
     LN_PAIR_STATS(v, H / 4, IN, mean, inv)
     for (uint j = 0; j < H / 4; j++) {
         vec4 a = ln_affine4(v[j], i0 + 4 * j, mean, inv);
-        for (int k = 0; k < 4; k++) As[r * IN + i0 + 4 * j + k] = float16_t(a[k]);
+        for (int k = 0; k < 4; k++) As[r * IN_S + i0 + 4 * j + k] = float16_t(a[k]);
     }
 }
 

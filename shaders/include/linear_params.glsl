@@ -13,6 +13,9 @@ layout(constant_id = TS_SPEC_LN) const int LN = 0;
 // chunk's weights), and the row width of its f32 staging tile (LN: max(IN, COLS); else COLS).
 layout(constant_id = TS_SPEC_STAGE) const int STAGE = 64;
 layout(constant_id = TS_SPEC_COLS) const int COLS = 64;
+// The row stride of staged input rows in shared memory (the shaders with results in the
+// accumulators): IN and the padding.
+const uint IN_S = IN + TS_SHARED_PAD;
 layout(push_constant) uniform PC {
     uint64_t x;
     uint64_t y;

@@ -52,17 +52,18 @@ impl LinearSpec {
         let shader = if weights_shared { "linear_direct_w_coop" } else { "linear_direct_coop" };
         Variant::new(shader, &self.spec(p, tile.rows, tile.cols))
     }
-    /// Shared memory that the weights take in linear_direct_w_coop.
+    /// Shared memory that the weights take in linear_direct_w_coop (rows padded, bindings.h's
+    /// TS_SHARED_PAD).
     pub fn direct_weight_bytes(&self) -> u32 {
-        self.inp * self.out * 2
+        self.out * (self.inp + b::SHARED_PAD) * 2
     }
     /// Shared memory of linear_direct_coop.comp with `rows` tokens a workgroup: the input rows
-    /// where they are staged (a LayerNorm, the merge gather, f32 rows),
+    /// where they are staged (a LayerNorm, the merge gather, f32 rows; rows padded),
     /// the bias in 16 rows (f32 for the head, with its per-pixel path's 16 x 16 matrix).
     pub fn direct_shared_bytes(&self, rows: u32) -> u32 {
         let staged = self.ln == 1 || self.mode != b::MODE_PLAIN || self.in_f16 == 0;
         let bias = if self.mode == b::MODE_HEAD { 16 * self.out * 4 + 512 } else { 16 * self.out * 2 };
-        (if staged { rows * self.inp * 2 } else { 32 }) + bias
+        (if staged { rows * (self.inp + b::SHARED_PAD) * 2 } else { 32 }) + bias
     }
     /// A block's MLP in one dispatch (mlp_direct_coop.comp): `self` is its fc1 (IN the level's
     /// width, OUT the hidden width), `rows` tokens a workgroup.
@@ -72,14 +73,15 @@ impl LinearSpec {
         let shader = if weights_shared { "mlp_direct_w_coop" } else { "mlp_direct_coop" };
         Variant::new(shader, &self.spec(p, tile.rows, tile.cols))
     }
-    /// Shared memory that fc1's and fc2's weights take in mlp_direct_w_coop (`self` the fc1).
+    /// Shared memory that fc1's and fc2's weights take in mlp_direct_w_coop (`self` the fc1;
+    /// rows padded).
     pub fn mlp_weight_bytes(&self) -> u32 {
-        2 * self.inp * self.out * 2
+        (self.out * (self.inp + b::SHARED_PAD) + self.inp * (self.out + b::SHARED_PAD)) * 2
     }
     /// Shared memory of mlp_direct_coop.comp with `rows` tokens a workgroup (`self` its fc1): the
-    /// normalised rows and the hidden activations (f16), both biases in 16 rows.
+    /// normalised rows and the hidden activations (f16, rows padded), both biases in 16 rows.
     pub fn mlp_shared_bytes(&self, rows: u32) -> u32 {
-        rows * (self.inp + self.out) * 2 + 16 * (self.inp + self.out) * 2
+        rows * (self.inp + self.out + 2 * b::SHARED_PAD) * 2 + 16 * (self.inp + self.out) * 2
     }
     fn spec(&self, p: u32, rows: u32, cols: u32) -> [u32; 13] {
         [self.inp, self.out, self.act, self.mode, self.residual, self.in_f16, self.out_f16, p, self.ln, self.stage(cols), cols, rows, 2 * rows]
@@ -93,10 +95,12 @@ impl LinearSpec {
         }
     }
     /// Shared memory the cooperative-matrix shader needs with `rows` tokens and `cols` outputs
-    /// per chunk.
+    /// per chunk (the rows of its matrices padded, bindings.h's TS_SHARED_PAD).
     pub fn coop_shared_bytes(&self, rows: u32, cols: u32) -> u32 {
-        let pixel_head = if self.mode == b::MODE_HEAD { (b::HEAD_CHANNELS * (b::FEATURES + 1)) * 4 } else { 0 };
-        rows * self.inp * 2 + cols * self.inp * 2 + rows * self.stage(cols) * 4 + (rows + 2 * rows) * 8 + pixel_head
+        // The per-pixel head path's weights, declared whatever the mode.
+        let pixel_head = (b::HEAD_CHANNELS * (b::FEATURES + 1)) * 4;
+        let (inp, stage) = (self.inp + b::SHARED_PAD, self.stage(cols) + b::SHARED_PAD / 2);
+        rows * inp * 2 + cols * inp * 2 + rows * stage * 4 + (rows + 2 * rows) * 8 + pixel_head
     }
 }
 
@@ -364,7 +368,7 @@ impl Model {
     pub fn with_paths(shared: &Arc<DeviceShared>, pkg: &ModelPackage, pixel_paths: PixelPaths, tiles: NetTiles) -> Result<Arc<Model>> {
         check_config(&pkg.name, &pkg.config)?;
         let path = choose_path(shared);
-        let attention_coop = path == NetPath::CoopMat && tiles.attention_coop && crate::tiles::attention_coop_fits(shared.caps.subgroup_size, shared.caps.shared_memory);
+        let attention_coop = path == NetPath::CoopMat && tiles.attention_coop && crate::tiles::attention_coop_fits(shared.caps.subgroup_size, shared.caps.shared_memory, tiles.attention_scores_f32);
         let (blob, offsets) = pkg.device_blob();
         let weights = crate::memory::upload(shared, "weights", &blob)?;
         let layers = Layers::new(&pkg.config);

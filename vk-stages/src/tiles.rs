@@ -64,8 +64,9 @@ pub struct NetTiles {
     pub attention_scores_f32: bool,
 }
 
-/// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]).
-const MLP_ROLE_SHARED: u32 = 24 * 1024;
+/// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]):
+/// level 1's of tessel-v12 at 64 rows (24.5 KiB with its rows padded), not level 2's (47 KiB).
+const MLP_ROLE_SHARED: u32 = 28 * 1024;
 
 /// Which linear layers take linear_direct_coop.comp (`TESSEL_VK_COOP_DIRECT`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,29 +88,32 @@ pub struct DirectTile {
     pub cols: u32,
 }
 
-/// Shared memory of attention_coop.comp: q, k, v (f16), the scores (f32, its variants *_f32_coop; 8 KiB
-/// less in f16, the default, whose fit this bounds) and the softmax weights (f16) of 64 x 64, the
-/// window's tokens and the bias table (padded to 16 bytes).
-pub const ATTENTION_COOP_SHARED_BYTES: u32 = 3 * 64 * 16 * 2 + 64 * 64 * 4 + 64 * 64 * 2 + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16;
+/// Shared memory of attention_coop.comp: q, k, v (f16), the scores (f16, or f32 in its variants
+/// *_f32_coop) and the softmax weights (f16) of 64 x 64, each row padded (bindings.h's
+/// TS_SHARED_PAD), the window's tokens and the bias table (padded to 16 bytes).
+pub fn attention_coop_shared_bytes(scores_f32: bool) -> u32 {
+    let scores = if scores_f32 { 4 } else { 2 };
+    3 * 64 * (16 + b::SHARED_PAD) * 2 + 64 * (64 + b::SHARED_PAD) * (scores + 2) + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16
+}
 
 /// Whether attention_coop.comp runs on a device: its row owners need subgroups of 32 or 64
 /// (16-row blocks, two or four invocations a row), and its shared memory must fit.
-pub fn attention_coop_fits(subgroup_size: u32, shared_memory: u32) -> bool {
-    matches!(subgroup_size, 32 | 64) && ATTENTION_COOP_SHARED_BYTES <= shared_memory
+pub fn attention_coop_fits(subgroup_size: u32, shared_memory: u32, scores_f32: bool) -> bool {
+    matches!(subgroup_size, 32 | 64) && attention_coop_shared_bytes(scores_f32) <= shared_memory
 }
 
 /// Shared memory of attention_qkv_coop at C channels: attention_coop.comp's, the window's
-/// LayerNorm rows (f16; up to 64 channels in the softmax weights' bytes) and qkv's bias for one
-/// head in 16 rows.
-pub fn attention_qkv_shared_bytes(c: u32) -> u32 {
-    let rows = if c <= 64 { 16 } else { 64 * c * 2 };
-    ATTENTION_COOP_SHARED_BYTES + rows + 16 * 3 * 16 * 2
+/// LayerNorm rows (f16, padded; up to 64 channels in the softmax weights' bytes) and qkv's bias
+/// for one head in 16 rows.
+pub fn attention_qkv_shared_bytes(c: u32, scores_f32: bool) -> u32 {
+    let rows = if c <= 64 { 16 } else { 64 * (c + b::SHARED_PAD) * 2 };
+    attention_coop_shared_bytes(scores_f32) + rows + 16 * 3 * 16 * 2
 }
 
 /// The same for attention_qkv_window_coop: the rows in shared memory of their own, qkv's bias
 /// for every head.
-pub fn attention_qkv_window_shared_bytes(c: u32) -> u32 {
-    ATTENTION_COOP_SHARED_BYTES + 64 * c * 2 + 16 * 3 * c * 2
+pub fn attention_qkv_window_shared_bytes(c: u32, scores_f32: bool) -> u32 {
+    attention_coop_shared_bytes(scores_f32) + 64 * (c + b::SHARED_PAD) * 2 + 16 * 3 * c * 2
 }
 
 /// The most heads a level may have for its attention to take q, k and v in by role: each of a
@@ -175,7 +179,7 @@ impl NetTiles {
     pub fn describe(&self, coop: bool, attention_coop: bool) -> String {
         let mut parts = Vec::new();
         if coop {
-            let rows = self.rows.map_or("32 rows at level 0 and its merge (staged 128), its embedding and MLP 64, the head 128, 64 below".to_string(), |r| format!("{r} rows"));
+            let rows = self.rows.map_or("32 rows at level 0 and its merge (staged: 128 where they fit), its embedding and MLP 64, the head 128, 64 below".to_string(), |r| format!("{r} rows"));
             let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
             parts.push(format!("tiles: {rows}, {cols}, head {} (TESSEL_VK_COOP_ROWS|COLS|HEAD_COLS)", self.head_cols));
             let weights = if self.mlp_weights {
@@ -333,7 +337,7 @@ impl NetTiles {
     /// Rows a workgroup where a block's MLP (`fc1` its first layer) runs as one dispatch
     /// (mlp_direct_coop.comp): with results in the accumulators and `mlp`, the layer's rows or
     /// fewer (halved down to 16) so that its shared memory fits with 1 KiB to spare. By role,
-    /// only where that is at most 24 KiB at the layer's rows: level 1's MLP (22.5 KiB) 0.089 ->
+    /// only where that is at most MLP_ROLE_SHARED at the layer's rows: level 1's MLP (22.5 KiB) 0.089 ->
     /// 0.073 ms at 4K on the H100 in one dispatch, level 0's (9 KiB) 0.216 either way, level 2's
     /// (45 KiB, 110 registers) 0.101 -> 0.115 (thirty-ninth session).
     pub fn mlp(&self, shared_memory: u32, fc1: &LinearSpec) -> Option<DirectTile> {
@@ -366,7 +370,8 @@ impl NetTiles {
     /// shared memory fits with 1 KiB to spare, and by role at levels of up to QKV_ROLE_HEADS
     /// heads.
     pub fn attention_qkv(&self, c: usize, shared_memory: u32) -> bool {
-        let bytes = if self.window(c, shared_memory) { attention_qkv_window_shared_bytes(c as u32) } else { attention_qkv_shared_bytes(c as u32) };
+        let f32s = self.attention_scores_f32;
+        let bytes = if self.window(c, shared_memory) { attention_qkv_window_shared_bytes(c as u32, f32s) } else { attention_qkv_shared_bytes(c as u32, f32s) };
         let fits = c % 16 == 0 && bytes + 1024 <= shared_memory;
         match self.attention_qkv {
             Direct::Off => false,
@@ -380,9 +385,10 @@ impl NetTiles {
     /// normalised once instead of once a head). By role at levels of WINDOW_ROLE_HEADS heads or
     /// more: at 4K on the H100 level 1's attention (three heads) 0.116 -> 0.112 ms, level 0's
     /// (two) 0.289 -> 0.293 (forty-first session).
-    /// Only where its shared memory fits with 1 KiB to spare (not at 96 channels on 48 KiB).
+    /// Only where its shared memory fits with 1 KiB to spare (not at 96 channels on 48 KiB, nor
+    /// at 48 with the scores in f32).
     pub fn window(&self, c: usize, shared_memory: u32) -> bool {
-        let fits = c % 16 == 0 && attention_qkv_window_shared_bytes(c as u32) + 1024 <= shared_memory;
+        let fits = c % 16 == 0 && attention_qkv_window_shared_bytes(c as u32, self.attention_scores_f32) + 1024 <= shared_memory;
         fits && match self.attention_window {
             Direct::Off => false,
             Direct::Roles => c / b::HEAD_DIM as usize >= WINDOW_ROLE_HEADS,
@@ -433,10 +439,10 @@ mod tests {
         assert_eq!(NetTiles { rows: Some(128), ..t }.rows(big, &spec(128, 32, 0)), 128);
         // The merge out of level 0 takes 128, the one into level 2 the default.
         let merge = |inp, out, level| LinearSpec { mode: b::MODE_MERGE, ..spec(inp, out, level) };
-        assert_eq!(t.rows(big, &merge(128, 48, 1)), 128);
+        assert_eq!(t.rows(64 * 1024, &merge(128, 48, 1)), 128);
         assert_eq!(t.rows(big, &merge(192, 96, 2)), 64);
-        assert_eq!(NetTiles { rows: Some(64), ..t }.rows(big, &merge(128, 48, 1)), 64);
-        assert_eq!(t.rows(32 * 1024, &merge(128, 48, 1)), 64, "128 rows of 128 inputs do not fit 32 KiB");
+        assert_eq!(NetTiles { rows: Some(64), ..t }.rows(64 * 1024, &merge(128, 48, 1)), 64);
+        assert_eq!(t.rows(big, &merge(128, 48, 1)), 64, "128 padded rows of 128 inputs do not fit 48 KiB");
         // Chunks: 32 for a plain layer, 64 for an expansion, the head its own.
         assert_eq!(t.cols(big, &spec(32, 96, 0)), Some(32));
         let expand = LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..spec(48, 128, 1) };
@@ -461,7 +467,7 @@ mod tests {
     fn the_start_up_words_name_the_tiles_and_the_attention() {
         let t = NetTiles::default();
         let d = t.describe(true, false);
-        assert!(d.contains("32 rows at level 0 and its merge (staged 128), its embedding and MLP 64, the head 128, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
+        assert!(d.contains("32 rows at level 0 and its merge (staged: 128 where they fit), its embedding and MLP 64, the head 128, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
         let d = NetTiles { rows: Some(128), attention_online: false, attention_qpi: 2, ..t }.describe(false, false);
         assert!(!d.contains("tiles") && d.contains("attention: two passes, 2 queries"), "{d}");
         assert!(NetTiles { rows: Some(128), ..t }.describe(true, false).contains("tiles: 128 rows"));
@@ -501,13 +507,13 @@ mod tests {
         assert_eq!(t.direct(big, &merge2, 8), None);
         assert_eq!(all.direct(big, &merge2, 8), tile(64, 64));
         // Staged inputs count, unstaged ones do not: fc2's f16 rows are read as matrices.
-        assert_eq!(qkv.direct_shared_bytes(64), 64 * 96 * 2 + 16 * 288 * 2);
+        assert_eq!(qkv.direct_shared_bytes(64), 64 * (96 + b::SHARED_PAD) * 2 + 16 * 288 * 2);
         assert_eq!(fc2.direct_shared_bytes(32), 32 + 16 * 32 * 2);
         // The head where pixels have 8 embedding values; the expansion's scatter never.
         let head = LinearSpec { mode: b::MODE_HEAD, ln: 1, out_f16: 1, ..spec(32, 128, 0) };
         assert_eq!(t.direct(big, &head, 8), tile(128, 64), "the head's own rows");
         assert_eq!(t.direct(head.direct_shared_bytes(128) + 1023, &head, 8), tile(32, 64), "level 0's where 128 do not fit");
-        assert_eq!(head.direct_shared_bytes(32), 32 * 32 * 2 + 16 * 128 * 4 + 512);
+        assert_eq!(head.direct_shared_bytes(32), 32 * (32 + b::SHARED_PAD) * 2 + 16 * 128 * 4 + 512);
         assert_eq!(t.direct(big, &head, 4), None);
         let expand = LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..spec(48, 128, 1) };
         assert_eq!(all.direct(big, &expand, 8), None);
@@ -533,9 +539,10 @@ mod tests {
         assert_eq!(all.mlp(32 * 1024, &fc1(96, 2)), tile(32, 64), "lavapipe's 32 KiB");
         assert_eq!(all.mlp(8 * 1024, &fc1(96, 2)), None);
         // Their weights in shared memory where they fit beside the rows: levels 0 and 1 on 48
-        // KiB (17 and 41.5 KiB), level 0 alone on lavapipe's 32, not level 2, not with the switch.
+        // KiB (26.5 and 44.75 KiB with their rows padded), level 0 alone on lavapipe's 32, not
+        // level 2, not with the switch.
         let w = |t: &NetTiles, shared, f: &LinearSpec| t.mlp(shared, f).is_some_and(|tl| t.mlp_weights_shared(shared, f, &tl));
-        assert_eq!(fc1(48, 1).mlp_shared_bytes(64) + fc1(48, 1).mlp_weight_bytes(), 41_472, "as the H100 reports it");
+        assert_eq!(fc1(48, 1).mlp_shared_bytes(64) + fc1(48, 1).mlp_weight_bytes(), 45_824, "as the H100 reports it");
         assert!(w(&t, big, &fc1(32, 0)) && w(&t, big, &fc1(48, 1)));
         assert!(w(&t, 32 * 1024, &fc1(32, 0)) && !w(&t, 32 * 1024, &fc1(48, 1)));
         assert!(!w(&all, big, &fc1(96, 2)));
@@ -570,7 +577,7 @@ mod tests {
         // Not the merges (slower), not qkv at level 2 (54 KiB of weights).
         assert_eq!(shared(&t, big, &merge1), tile(32, 64).map(|tl| (tl, false)));
         assert_eq!(shared(&t, big, &qkv2), tile(64, 64).map(|tl| (tl, false)));
-        assert_eq!(qkv2.direct_weight_bytes(), 96 * 288 * 2);
+        assert_eq!(qkv2.direct_weight_bytes(), 288 * (96 + b::SHARED_PAD) * 2);
         // TESSEL_VK_COOP_LINEAR_W=2: the merges too; =0: none, and level 0's layers on f16 rows
         // from the buffer go back to linear_coop.comp.
         let all = NetTiles { linear_weights: Direct::All, ..t };
@@ -637,18 +644,24 @@ mod tests {
         assert!(!roles.attention_qkv(96, 48 * kb), "six heads: the qkv layer");
         let all = NetTiles { attention_qkv: Direct::All, ..roles };
         assert!(all.attention_qkv(48, 48 * kb) && all.attention_qkv(96, 48 * kb));
-        assert_eq!(attention_qkv_shared_bytes(96), ATTENTION_COOP_SHARED_BYTES + 12 * kb + 1536);
-        assert_eq!(attention_qkv_shared_bytes(48), ATTENTION_COOP_SHARED_BYTES + 16 + 1536, "rows in the softmax weights' bytes");
-        assert!(!all.attention_qkv(96, attention_qkv_shared_bytes(96) + 1023), "1 KiB to spare");
+        let base = attention_coop_shared_bytes(false);
+        assert_eq!(attention_qkv_shared_bytes(96, false), base + 13 * kb + 1536);
+        assert_eq!(attention_qkv_shared_bytes(48, false), base + 16 + 1536, "rows in the softmax weights' bytes");
+        assert!(!all.attention_qkv(96, attention_qkv_shared_bytes(96, false) + 1023), "1 KiB to spare");
         assert!(!NetTiles { attention_qkv: Direct::Off, ..roles }.attention_qkv(32, 48 * kb));
         assert!(roles.describe(true, true).contains("q, k, v computed in the attention at levels of up to 3 heads"));
     }
 
     #[test]
     fn the_cooperative_attention_needs_its_subgroups_and_shared_memory() {
-        assert_eq!(ATTENTION_COOP_SHARED_BYTES, 31_888, "the driver's own figure on the H200");
-        assert!(attention_coop_fits(32, 48 * 1024) && attention_coop_fits(64, 64 * 1024));
-        assert!(!attention_coop_fits(16, 48 * 1024) && !attention_coop_fits(128, 48 * 1024), "row owners need 2 or 4 invocations a row");
-        assert!(!attention_coop_fits(32, ATTENTION_COOP_SHARED_BYTES - 1));
+        assert_eq!(attention_coop_shared_bytes(false), 28_816, "the driver's own figure on the H100");
+        assert_eq!(attention_coop_shared_bytes(true), 38_032, "the driver's own figure on the H100");
+        assert!(attention_coop_fits(32, 48 * 1024, true) && attention_coop_fits(64, 64 * 1024, false));
+        assert!(!attention_coop_fits(16, 48 * 1024, false) && !attention_coop_fits(128, 48 * 1024, false), "row owners need 2 or 4 invocations a row");
+        assert!(!attention_coop_fits(32, attention_coop_shared_bytes(false) - 1, false));
+        assert!(attention_coop_fits(32, 32 * 1024, false) && !attention_coop_fits(32, 32 * 1024, true), "lavapipe's 32 KiB: f16 scores only");
+        // With the scores in f32 a window's heads no longer fit one workgroup at 48 channels.
+        let f32s = NetTiles { attention_scores_f32: true, ..NetTiles::default() };
+        assert!(NetTiles::default().window(48, 48 * 1024) && !f32s.window(48, 48 * 1024));
     }
 }
