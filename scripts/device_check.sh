@@ -147,6 +147,8 @@ TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=2 TESSEL_VK_COOP_MLP=0 run $B/tessel ch
 step "tessel check, the attention's q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0, the kill switch) and computed in the attention at every level (2)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_QKV=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_qkv_layer.json"
 TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_QKV=2 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_qkv_all.json"
+step "tessel check, the attention projections apart from the MLPs (TESSEL_VK_COOP_MLP_PROJ=0, the kill switch), and folded into the MLPs with their weights from the buffer (TESSEL_VK_COOP_MLP_W=0)"
+TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_MLP_PROJ=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_mlp_proj0.json"
 step "tessel check, the MLPs' weights from the buffer (TESSEL_VK_COOP_MLP_W=0) and the attention a workgroup a head (TESSEL_VK_ATTENTION_WINDOW=0), the kill switches; a window's heads in one workgroup at every level (2)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_MLP_W=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_mlp_w0.json"
 TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_WINDOW=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_window0.json"

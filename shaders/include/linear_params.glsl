@@ -28,4 +28,5 @@ layout(push_constant) uniform PC {
     uint64_t beta;    // LN: LayerNorm bias [IN]
     uint tokens;      // output tokens (MODE_EXPAND: input tokens)
     uint width;       // grid width in tokens: of the output (MERGE) or of the input (EXPAND)
+    uint64_t aux2;    // mlp_direct_coop.comp with TS_MLP_PROJ: proj.weight [C, C]
 } pc;

@@ -68,10 +68,20 @@ impl LinearSpec {
     /// A block's MLP in one dispatch (mlp_direct_coop.comp): `self` is its fc1 (IN the level's
     /// width, OUT the hidden width), `rows` tokens a workgroup.
     /// `weights_shared`: its weights copied into shared memory (mlp_direct_w_coop,
-    /// [`LinearSpec::mlp_weight_bytes`] more).
-    pub fn mlp_variant(&self, p: u32, tile: &DirectTile, weights_shared: bool) -> Variant {
-        let shader = if weights_shared { "mlp_direct_w_coop" } else { "mlp_direct_coop" };
+    /// [`LinearSpec::mlp_weight_bytes`] more); `proj`: the block's attention projection taken
+    /// first (mlp_proj_coop, mlp_proj_w_coop; [`LinearSpec::mlp_proj_bytes`] more).
+    pub fn mlp_variant(&self, p: u32, tile: &DirectTile, weights_shared: bool, proj: bool) -> Variant {
+        let shader = match (proj, weights_shared) {
+            (false, false) => "mlp_direct_coop",
+            (false, true) => "mlp_direct_w_coop",
+            (true, false) => "mlp_proj_coop",
+            (true, true) => "mlp_proj_w_coop",
+        };
         Variant::new(shader, &self.spec(p, tile.rows, tile.cols))
+    }
+    /// Shared memory that the projection's bias takes in mlp_proj_coop (16 rows; `self` the fc1).
+    pub fn mlp_proj_bytes(&self) -> u32 {
+        16 * self.inp * 2
     }
     /// Shared memory that fc1's and fc2's weights take in mlp_direct_w_coop (`self` the fc1;
     /// rows padded).
@@ -385,7 +395,7 @@ impl Model {
                 }
             }
             for fc1 in &layers.fc1 {
-                if let Some((variant, _)) = tiles.mlp_dispatch(shared.caps.shared_memory, fc1, pe) {
+                if let Some((variant, _, _)) = tiles.mlp_dispatch(shared.caps.shared_memory, fc1, pe) {
                     pipelines.build(&variant)?;
                 }
             }
@@ -446,14 +456,15 @@ impl Model {
     }
 
     /// The pipeline variant and workgroup counts of a level's whole MLP in one dispatch over
-    /// `tokens` tokens, where the path runs it (`NetTiles::mlp`); None: fc1 and fc2 apart.
-    pub fn mlp_dispatch(&self, level: usize, tokens: usize) -> Option<(Variant, (u32, u32, u32))> {
+    /// `tokens` tokens, where the path runs it (`NetTiles::mlp`), and whether it takes the block's
+    /// attention projection first (`NetTiles::mlp_proj`); None: fc1 and fc2 apart.
+    pub fn mlp_dispatch(&self, level: usize, tokens: usize) -> Option<(Variant, (u32, u32, u32), bool)> {
         let fc1 = &self.layers.fc1[level];
         if self.path != NetPath::CoopMat {
             return None;
         }
-        let (variant, rows) = self.tiles.mlp_dispatch(self.shared.caps.shared_memory, fc1, self.config.pixel_embed as u32)?;
-        Some((variant, ((tokens as u32).div_ceil(rows), 1, 1)))
+        let (variant, rows, proj) = self.tiles.mlp_dispatch(self.shared.caps.shared_memory, fc1, self.config.pixel_embed as u32)?;
+        Some((variant, ((tokens as u32).div_ceil(rows), 1, 1), proj))
     }
 
     /// Shared memory a workgroup may take on this device.

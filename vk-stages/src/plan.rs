@@ -205,39 +205,53 @@ impl PlanBuilder<'_> {
         let heads = if qkv_in && m.tiles.window(c, shared) { 1 } else { (c / HEAD_DIM) as u32 };
         self.push_step(&m.tiles.attention(c, m.attention_coop, qkv_in, shared), push, (windows, heads, 1), format!("{name}.attention"), cost);
         self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, ATTENTION_SHIFT_OFFSET));
-        self.linear(&ly.proj[level], (attn, x), &format!("{name}.proj"), (t, w), none, None);
-        if let Some((variant, groups)) = m.mlp_dispatch(level, t) {
-            return self.mlp(&variant, groups, bs, (t, w));
+        let mlp = m.mlp_dispatch(level, t);
+        if !mlp.as_ref().is_some_and(|m| m.2) {
+            self.linear(&ly.proj[level], (attn, x), &format!("{name}.proj"), (t, w), none, None);
+        }
+        if let Some((variant, groups, proj)) = mlp {
+            return self.mlp(&variant, groups, bs, (t, w), proj.then_some(attn));
         }
         self.linear(&ly.fc1[level], (x, hidden), &format!("{name}.fc1"), (t, w), none, Some(&format!("{name}.norm2")));
         self.linear(&ly.fc2[level], (hidden, x), &format!("{name}.fc2"), (t, w), none, None);
     }
 
     /// A block's MLP in one dispatch (mlp_direct_coop.comp, the linear layers' push constants:
-    /// the stream as x and y, fc1's weight and bias, fc2's as aux and aux_w, norm2's).
-    fn mlp(&mut self, variant: &Variant, groups: (u32, u32, u32), bs: &BlockSpec, (tokens, width): (usize, usize)) {
+    /// the stream as x, fc1's weight and bias, fc2's as aux and aux_w, norm2's). `attn`: the
+    /// variant takes the attention projection first (mlp_proj_coop), from the attention's output
+    /// rows there (y), with proj's bias as aux_b and its weight as aux2; otherwise y is the stream.
+    fn mlp(&mut self, variant: &Variant, groups: (u32, u32, u32), bs: &BlockSpec, (tokens, width): (usize, usize), attn: Option<u64>) {
         let m = self.model;
         let (level, n) = (bs.level, bs.name.as_str());
         let x = self.bufs.x[level];
+        let t = |name: &str| m.tensor(&format!("{n}.{name}"));
         let push = Push::new()
             .u64(x)
-            .u64(x)
-            .u64(m.tensor(&format!("{n}.fc1.weight")))
-            .u64(m.tensor(&format!("{n}.fc1.bias")))
-            .u64(m.tensor(&format!("{n}.fc2.weight")))
-            .u64(m.tensor(&format!("{n}.fc2.bias")))
-            .u64(0)
-            .u64(m.tensor(&format!("{n}.norm2.weight")))
-            .u64(m.tensor(&format!("{n}.norm2.bias")))
+            .u64(attn.unwrap_or(x))
+            .u64(t("fc1.weight"))
+            .u64(t("fc1.bias"))
+            .u64(t("fc2.weight"))
+            .u64(t("fc2.bias"))
+            .u64(if attn.is_some() { t("proj.bias") } else { 0 })
+            .u64(t("norm2.weight"))
+            .u64(t("norm2.bias"))
             .u32(tokens as u32)
-            .u32(width as u32);
+            .u32(width as u32)
+            .u64(if attn.is_some() { t("proj.weight") } else { 0 });
         let (fc1, fc2) = (&m.layers.fc1[level], &m.layers.fc2[level]);
         let p = m.config.pixel_embed as u64;
         let (a, b) = (linear_cost(fc1, tokens as u64, p, false), linear_cost(fc2, tokens as u64, p, false));
         // Without the hidden activations' store and load.
         let hidden = 2 * 2 * tokens as u64 * fc1.out as u64;
-        let cost = Cost { bytes: a.bytes + b.bytes - hidden, flops: a.flops + b.flops };
-        self.push_step(variant, push, groups, format!("{n}.mlp"), cost);
+        let mut cost = Cost { bytes: a.bytes + b.bytes - hidden, flops: a.flops + b.flops };
+        if attn.is_some() {
+            // proj's too, less the stream's store and load between it and the MLP.
+            let pr = linear_cost(&m.layers.proj[level], tokens as u64, p, false);
+            let stream = 2 * tokens as u64 * fc1.inp as u64 * 4;
+            cost = Cost { bytes: cost.bytes + pr.bytes - stream, flops: cost.flops + pr.flops };
+        }
+        let label = if attn.is_some() { format!("{n}.proj+mlp") } else { format!("{n}.mlp") };
+        self.push_step(variant, push, groups, label, cost);
     }
 
     /// The whole network in execution order (docs/NETWORK.md §4).

@@ -47,6 +47,10 @@ pub struct NetTiles {
     /// `TESSEL_VK_COOP_MLP_W=0|1`, default 1: the MLP in one dispatch copies its weights into
     /// shared memory where they fit beside its rows ([`NetTiles::mlp_weights_shared`]).
     pub mlp_weights: bool,
+    /// `TESSEL_VK_COOP_MLP_PROJ=0|1`, default 1: the MLP in one dispatch takes its block's
+    /// attention projection first (mlp_proj_coop) where the level is at most 64 wide and the
+    /// projection's bias fits beside the rows ([`NetTiles::mlp_proj`]); 0 runs proj apart.
+    pub mlp_proj: bool,
     /// `TESSEL_VK_COOP_LINEAR_W=0|1|2`: where a layer on linear_direct_coop.comp copies its
     /// weights into shared memory (linear_direct_w_coop) where they fit beside its rows: 1 by role
     /// (the default, [`NetTiles::direct_weights_shared`]), 2 every such layer, 0 none.
@@ -125,7 +129,7 @@ const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false }
     }
 }
 
@@ -167,6 +171,7 @@ impl NetTiles {
             direct: direct_setting("TESSEL_VK_COOP_DIRECT")?,
             mlp: setting("TESSEL_VK_COOP_MLP", &[0, 1])? != Some(0),
             mlp_weights: setting("TESSEL_VK_COOP_MLP_W", &[0, 1])? != Some(0),
+            mlp_proj: setting("TESSEL_VK_COOP_MLP_PROJ", &[0, 1])? != Some(0),
             linear_weights: direct_setting("TESSEL_VK_COOP_LINEAR_W")?,
             attention_window: direct_setting("TESSEL_VK_ATTENTION_WINDOW")?,
             attention_qkv: direct_setting("TESSEL_VK_ATTENTION_QKV")?,
@@ -187,10 +192,15 @@ impl NetTiles {
             } else {
                 ", their weights from the buffer (TESSEL_VK_COOP_MLP_W=0)"
             };
+            let proj = if self.mlp_proj {
+                ", each with its block's attention projection first where it fits (TESSEL_VK_COOP_MLP_PROJ=0 apart)"
+            } else {
+                ", the attention projections apart (TESSEL_VK_COOP_MLP_PROJ=0)"
+            };
             let mlp = match (self.mlp, self.direct) {
                 (false, _) => ", MLPs in two dispatches (TESSEL_VK_COOP_MLP=0)".to_string(),
-                (true, Direct::All) => format!(", MLPs in one dispatch wherever they fit (TESSEL_VK_COOP_MLP=0 for two){weights}"),
-                (true, _) => format!(", MLPs in one dispatch where it pays (TESSEL_VK_COOP_MLP=0 for two){weights}"),
+                (true, Direct::All) => format!(", MLPs in one dispatch wherever they fit (TESSEL_VK_COOP_MLP=0 for two){weights}{proj}"),
+                (true, _) => format!(", MLPs in one dispatch where it pays (TESSEL_VK_COOP_MLP=0 for two){weights}{proj}"),
             };
             let linear_w = match self.linear_weights {
                 Direct::Off => ", the linear layers' weights from the buffer (TESSEL_VK_COOP_LINEAR_W=0)",
@@ -328,10 +338,20 @@ impl NetTiles {
     }
 
     /// The same for a block's MLP in one dispatch (`fc1` its first layer; [`NetTiles::mlp`],
-    /// [`NetTiles::mlp_weights_shared`]).
-    pub fn mlp_dispatch(&self, shared_memory: u32, fc1: &LinearSpec, p: u32) -> Option<(Variant, u32)> {
+    /// [`NetTiles::mlp_proj`], [`NetTiles::mlp_weights_shared`]): the variant, its rows a
+    /// workgroup, and whether it takes the block's attention projection.
+    pub fn mlp_dispatch(&self, shared_memory: u32, fc1: &LinearSpec, p: u32) -> Option<(Variant, u32, bool)> {
         let tile = self.mlp(shared_memory, fc1)?;
-        Some((fc1.mlp_variant(p, &tile, self.mlp_weights_shared(shared_memory, fc1, &tile)), tile.rows))
+        let proj = self.mlp_proj(shared_memory, fc1, &tile);
+        Some((fc1.mlp_variant(p, &tile, self.mlp_weights_shared(shared_memory, fc1, &tile, proj), proj), tile.rows, proj))
+    }
+
+    /// Whether the MLP in one dispatch on `tile` (`fc1` its first layer) takes its block's
+    /// attention projection first (mlp_proj_coop): with `mlp_proj`, where the level is at most
+    /// 64 wide (the new stream rows wait in four accumulators) and the projection's bias fits
+    /// beside the rows with 1 KiB to spare.
+    pub fn mlp_proj(&self, shared_memory: u32, fc1: &LinearSpec, tile: &DirectTile) -> bool {
+        self.mlp_proj && fc1.inp <= 64 && fc1.inp % 4 == 0 && fc1.mlp_shared_bytes(tile.rows) + fc1.mlp_proj_bytes() + 1024 <= shared_memory
     }
 
     /// Rows a workgroup where a block's MLP (`fc1` its first layer) runs as one dispatch
@@ -361,8 +381,10 @@ impl NetTiles {
     /// biases with 1 KiB to spare. Its B operands then come from shared memory instead of the
     /// buffer: level 0's MLP 0.216 -> 0.187 ms, level 1's 0.067 -> 0.056 (41.5 KiB) at 4K on the
     /// H100 (forty-first session).
-    pub fn mlp_weights_shared(&self, shared_memory: u32, fc1: &LinearSpec, tile: &DirectTile) -> bool {
-        self.mlp_weights && fc1.mlp_shared_bytes(tile.rows) + fc1.mlp_weight_bytes() + 1024 <= shared_memory
+    /// `proj`: the projection's bias is there as well ([`NetTiles::mlp_proj`]).
+    pub fn mlp_weights_shared(&self, shared_memory: u32, fc1: &LinearSpec, tile: &DirectTile, proj: bool) -> bool {
+        let proj = if proj { fc1.mlp_proj_bytes() } else { 0 };
+        self.mlp_weights && fc1.mlp_shared_bytes(tile.rows) + fc1.mlp_weight_bytes() + proj + 1024 <= shared_memory
     }
 
     /// Whether the cooperative-matrix attention at width `c` computes its head's q, k and v
@@ -541,14 +563,24 @@ mod tests {
         // Their weights in shared memory where they fit beside the rows: levels 0 and 1 on 48
         // KiB (26.5 and 44.75 KiB with their rows padded), level 0 alone on lavapipe's 32, not
         // level 2, not with the switch.
-        let w = |t: &NetTiles, shared, f: &LinearSpec| t.mlp(shared, f).is_some_and(|tl| t.mlp_weights_shared(shared, f, &tl));
+        let w = |t: &NetTiles, shared, f: &LinearSpec| t.mlp(shared, f).is_some_and(|tl| t.mlp_weights_shared(shared, f, &tl, false));
         assert_eq!(fc1(48, 1).mlp_shared_bytes(64) + fc1(48, 1).mlp_weight_bytes(), 45_824, "as the H100 reports it");
         assert!(w(&t, big, &fc1(32, 0)) && w(&t, big, &fc1(48, 1)));
         assert!(w(&t, 32 * 1024, &fc1(32, 0)) && !w(&t, 32 * 1024, &fc1(48, 1)));
         assert!(!w(&all, big, &fc1(96, 2)));
         assert!(!w(&NetTiles { mlp_weights: false, ..t }, big, &fc1(32, 0)));
         assert!(t.describe(true, true).contains("their weights in shared memory where they fit (TESSEL_VK_COOP_MLP_W=0 from the buffer)"));
-        assert_eq!(fc1(32, 0).mlp_variant(8, &DirectTile { rows: 32, cols: 64 }, true).shader, "mlp_direct_w_coop");
+        assert_eq!(fc1(32, 0).mlp_variant(8, &DirectTile { rows: 32, cols: 64 }, true, false).shader, "mlp_direct_w_coop");
+        // The attention projection first: levels up to 64 wide where its bias fits as well (level
+        // 1 with its weights: 47,360 bytes on 48 KiB), with the weights where they still fit.
+        let d = |t: &NetTiles, shared, f: &LinearSpec| t.mlp_dispatch(shared, f, 8).map(|(v, rows, proj)| (v.shader, rows, proj));
+        assert_eq!(d(&t, big, &fc1(32, 0)), Some(("mlp_proj_w_coop", 64, true)));
+        assert_eq!(d(&t, big, &fc1(48, 1)), Some(("mlp_proj_w_coop", 64, true)));
+        assert_eq!(fc1(48, 1).mlp_shared_bytes(64) + fc1(48, 1).mlp_weight_bytes() + fc1(48, 1).mlp_proj_bytes(), 47_360);
+        assert_eq!(d(&t, 32 * 1024, &fc1(48, 1)), Some(("mlp_proj_coop", 64, true)), "lavapipe's 32 KiB");
+        assert_eq!(d(&all, big, &fc1(96, 2)), Some(("mlp_direct_coop", 64, false)), "96 wide: proj apart");
+        assert_eq!(d(&NetTiles { mlp_proj: false, ..t }, big, &fc1(32, 0)), Some(("mlp_direct_w_coop", 64, false)), "the kill switch");
+        assert!(t.describe(true, true).contains("each with its block's attention projection first where it fits (TESSEL_VK_COOP_MLP_PROJ=0 apart)"));
         assert_eq!(NetTiles { mlp: false, ..t }.mlp(big, &fc1(32, 0)), None);
         assert_eq!(off.mlp(big, &fc1(32, 0)), None, "only with results in the accumulators");
         assert!(off.describe(true, true).contains("results staged"));
