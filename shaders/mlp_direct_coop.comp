@@ -190,7 +190,9 @@ void main() {
             uint nb = min(uint(COLS / 16), (C - n0) / 16);
             ACC c0 = ACC(0.0); ACC c1 = ACC(0.0); ACC c2 = ACC(0.0); ACC c3 = ACC(0.0);
 #if TS_MLP_PROJ
-            // The stream's values are proj's results, still in x0..x3.
+            // The stream's values are proj's results, still in x0..x3 (storing them at once and
+            // reading them back here, 106 -> 90 registers, was slower: level 0's 0.118 -> 0.135
+            // ms at 4K on the H100, forty-fourth session).
 #define START2_(c, n) { c = start(n, C, true); uint j_ = (n) / 16; if (j_ == 0) c = c + x0; else if (j_ == 1) c = c + x1; else if (j_ == 2) c = c + x2; else c = c + x3; }
 #else
 #define START2_(c, n) c = add_old(start(n, C, true), pc.x, row0, n, C)

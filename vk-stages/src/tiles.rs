@@ -316,14 +316,16 @@ impl NetTiles {
     /// Whether layer `l` on linear_direct_coop.comp with `tile` copies its weights into shared
     /// memory (linear_direct_w_coop) and loads every B operand from there: where they fit beside
     /// its rows and bias with 1 KiB to spare, by role (`linear_weights`) every such layer but the
-    /// merges. At 4K on the H100 (forty-second session): the head 0.232 -> 0.197 ms, level 2's
-    /// proj 0.029 -> 0.021, level 1's 0.023 -> 0.022, and with them level 0's embedding and proj
-    /// take this shader (0.185 -> 0.137 and 0.060 -> 0.059 ms; from the buffer they lost:
-    /// [`NetTiles::direct`]); the merge out of level 0 0.108 -> 0.126, slower.
+    /// merge into level 2. At 4K on the H100 (forty-second session): the head 0.232 -> 0.197 ms,
+    /// level 2's proj 0.029 -> 0.021, level 1's 0.023 -> 0.022, and with them level 0's embedding
+    /// and proj take this shader (0.185 -> 0.137 and 0.060 -> 0.059 ms; from the buffer they
+    /// lost: [`NetTiles::direct`]). The merge out of level 0 was slower then (0.108 -> 0.126);
+    /// with the rows in shared memory padded it is faster (0.100 -> 0.097, forty-third and
+    /// forty-fourth sessions), so it takes them too.
     pub fn direct_weights_shared(&self, shared_memory: u32, l: &LinearSpec, tile: &DirectTile) -> bool {
         let role = match self.linear_weights {
             Direct::Off => false,
-            Direct::Roles => l.mode != b::MODE_MERGE,
+            Direct::Roles => l.mode != b::MODE_MERGE || l.level == 1,
             Direct::All => true,
         };
         role && l.direct_shared_bytes(tile.rows) + l.direct_weight_bytes() + 1024 <= shared_memory
@@ -587,7 +589,7 @@ mod tests {
     }
 
     #[test]
-    fn direct_layers_but_the_merges_take_their_weights_into_shared_memory_where_they_fit() {
+    fn direct_layers_take_their_weights_into_shared_memory_where_they_fit() {
         let t = NetTiles::default();
         assert_eq!(t.linear_weights, Direct::Roles, "the default since the H100 timed it");
         let big = 48 * 1024;
@@ -606,12 +608,12 @@ mod tests {
         assert_eq!(shared(&t, big, &proj0), tile(32, 64).map(|tl| (tl, true)));
         assert_eq!(shared(&t, big, &proj2), tile(64, 64).map(|tl| (tl, true)), "18 KiB of weights");
         assert_eq!(shared(&t, big, &head), tile(128, 64).map(|tl| (tl, true)));
-        // Not the merges (slower), not qkv at level 2 (54 KiB of weights).
-        assert_eq!(shared(&t, big, &merge1), tile(32, 64).map(|tl| (tl, false)));
+        // The merge out of level 0 as well; not qkv at level 2 (54 KiB of weights).
+        assert_eq!(shared(&t, big, &merge1), tile(32, 64).map(|tl| (tl, true)));
         assert_eq!(shared(&t, big, &qkv2), tile(64, 64).map(|tl| (tl, false)));
         assert_eq!(qkv2.direct_weight_bytes(), 288 * (96 + b::SHARED_PAD) * 2);
-        // TESSEL_VK_COOP_LINEAR_W=2: the merges too; =0: none, and level 0's layers on f16 rows
-        // from the buffer go back to linear_coop.comp.
+        // TESSEL_VK_COOP_LINEAR_W=2: every merge that takes the direct shader; =0: none, and
+        // level 0's layers on f16 rows from the buffer go back to linear_coop.comp.
         let all = NetTiles { linear_weights: Direct::All, ..t };
         assert_eq!(shared(&all, big, &merge1), tile(32, 64).map(|tl| (tl, true)));
         let off = NetTiles { linear_weights: Direct::Off, ..t };
