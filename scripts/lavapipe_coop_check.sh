@@ -2,7 +2,8 @@
 # Part of `make test`: the shaders' network on the cooperative-matrix path, every linear shader
 # (linear_coop.comp staged with TESSEL_VK_COOP_DIRECT=0; linear_direct_coop.comp by role, the
 # default, and in every layer that can with TESSEL_VK_COOP_DIRECT=2, each MLP in one dispatch,
-# mlp_direct_coop.comp with its weights in shared memory or from the buffer, and with
+# mlp_direct_coop.comp with its weights in shared memory or from the buffer, its block's
+# attention projection taken first where the MLP runs in one dispatch, and with
 # TESSEL_VK_COOP_MLP=0 in two), against the
 # CPU reference through `tessel check`, on Debian unstable's lavapipe (scripts/lavapipe_coop.sh:
 # a development harness outside the Vulkan spec, where Debian 12's lavapipe has no cooperative
