@@ -140,11 +140,24 @@ void sync_subgroup() {
     subgroupBarrier();
 }
 
+// Rows of a 16-row block whose softmax runs at once: 8 by default, the block in two passes, each
+// row owned by a quarter of a subgroup of 32 (an eighth of one of 64), so that an invocation
+// holds 16 scores at most: registers 86 -> 75 at level 0, 83 -> 75 at level 2, and level 0's
+// attention 0.210 -> 0.204 ms at 4K on the H100 (forty-fourth session; half a row and 16 rows at
+// once, TS_SOFTMAX_ROWS=16, before; 4 rows at once, an eighth of a row, was slower: 0.224).
+// G = gl_SubgroupSize / TS_SOFTMAX_ROWS must divide the window's side.
+#ifndef TS_SOFTMAX_ROWS
+#define TS_SOFTMAX_ROWS 8
+#endif
+
 // Head h of the window from q, k, v and the bias table in shared memory: each subgroup's 16-row
 // blocks of queries.
 void attend(uint h) {
-    // Row ownership inside a block of 16 rows: G invocations a row, each over N / G keys.
-    const uint G = gl_SubgroupSize / 16;
+    // Row ownership inside a pass of RP rows: G invocations a row, each over N / G keys.
+    const uint RP = TS_SOFTMAX_ROWS, PASSES = 16 / RP;
+    const uint G = gl_SubgroupSize / RP;
+    // The most keys an invocation takes (subgroups of 32).
+    const uint KMAX = N * RP / 32;
     uint rib = gl_SubgroupInvocationID / G, lane = gl_SubgroupInvocationID % G;
     for (uint rb = gl_SubgroupID; rb < N / 16; rb += gl_NumSubgroups) {
         uint base = rb * 16 * NS;
@@ -157,38 +170,42 @@ void attend(uint h) {
             coopMatStore(TO_FS(s), Fs, base + j * 16, NS, gl_CooperativeMatrixLayoutRowMajor);
         }
         sync_subgroup();
-        uint r = rb * 16 + rib;
-        // Softmax of row r over its keys j = G k + lane: the scores with their bias held in
-        // registers and their maximum, then the exponentials (unnormalised, at most 1) into P as
-        // f16 and their sum. G divides the window's side, so key j's column is (G k) % TS_WINDOW
-        // + lane and its row G k / TS_WINDOW: once the loops unroll, every address is the row's
-        // base and a constant. (Keys visited from a per-row start, which kept the rows of
-        // unpadded scores off each other's banks, made each address a sum of its own: 126
-        // registers against 86, level 0's attention 0.213 -> 0.211 ms at 4K on the H100.) The
-        // loops run to the most keys an invocation takes (subgroups of 32: G = 2) so that a[]
-        // stays in registers; wider subgroups skip the rest. (Reading the scores twice instead of
-        // holding them: 79 registers, and slower, 0.254 ms.)
-        uint row = r * NS + lane;
-        uint b0 = (r / TS_WINDOW + 7) * 15 + r % TS_WINDOW + 7 - lane;
-        float a[N / 2];
-        float m = -3.4e38;
-        for (uint k = 0; k < N / 2; k++) {
-            if (k < N / G) {
-                uint g = G * k;
-                a[k] = float(Fs[row + g]) + bias[b0 - 15 * (g / TS_WINDOW) - g % TS_WINDOW];
-                m = max(m, a[k]);
+        float sums[PASSES];
+        for (uint p = 0; p < PASSES; p++) {
+            uint r = rb * 16 + p * RP + rib;
+            // Softmax of row r over its keys j = G k + lane: the scores with their bias held in
+            // registers and their maximum, then the exponentials (unnormalised, at most 1) into
+            // P as f16 and their sum. G divides the window's side, so key j's column is (G k) %
+            // TS_WINDOW + lane and its row G k / TS_WINDOW: once the loops unroll, every address
+            // is the row's base and a constant. (Keys visited from a per-row start, which kept
+            // the rows of unpadded scores off each other's banks, made each address a sum of its
+            // own: 126 registers against 86, level 0's attention 0.213 -> 0.211 ms at 4K on the
+            // H100.) The loops run to the most keys an invocation takes so that a[] stays in
+            // registers; wider subgroups skip the rest. (Reading the scores twice instead of
+            // holding them: 79 registers, and slower, 0.254 ms.)
+            uint row = r * NS + lane;
+            uint b0 = (r / TS_WINDOW + 7) * 15 + r % TS_WINDOW + 7 - lane;
+            float a[KMAX];
+            float m = -3.4e38;
+            for (uint k = 0; k < KMAX; k++) {
+                if (k < N / G) {
+                    uint g = G * k;
+                    a[k] = float(Fs[row + g]) + bias[b0 - 15 * (g / TS_WINDOW) - g % TS_WINDOW];
+                    m = max(m, a[k]);
+                }
             }
-        }
-        for (uint o = 1; o < G; o *= 2) m = max(m, subgroupShuffleXor(m, o));
-        float sum = 0.0;
-        for (uint k = 0; k < N / 2; k++) {
-            if (k < N / G) {
-                float e = exp(a[k] - m);
-                Ps[row + G * k] = float16_t(e);
-                sum += e;
+            for (uint o = 1; o < G; o *= 2) m = max(m, subgroupShuffleXor(m, o));
+            float sum = 0.0;
+            for (uint k = 0; k < KMAX; k++) {
+                if (k < N / G) {
+                    float e = exp(a[k] - m);
+                    Ps[row + G * k] = float16_t(e);
+                    sum += e;
+                }
             }
+            for (uint o = 1; o < G; o *= 2) sum += subgroupShuffleXor(sum, o);
+            sums[p] = sum;
         }
-        for (uint o = 1; o < G; o *= 2) sum += subgroupShuffleXor(sum, o);
         sync_subgroup();
         ACC o = ACC(0.0);
         for (uint j = 0; j < N / 16; j++) {
@@ -202,12 +219,15 @@ void attend(uint h) {
         // divide their row by its sum, round it to f16 and write D / G channels each.
         coopMatStore(TO_FS(o), Fs, base, DS, gl_CooperativeMatrixLayoutRowMajor);
         sync_subgroup();
-        float inv = 1.0 / sum;
         F16x4Buf out4 = F16x4Buf(pc.out_);
-        for (uint d = lane * 4; d < D; d += 4 * G) {
-            uint f = base + rib * DS + d;
-            vec4 v = vec4(float(Fs[f]), float(Fs[f + 1]), float(Fs[f + 2]), float(Fs[f + 3])) * inv;
-            out4.v[(toks[r] * C + h * D + d) / 4] = f16vec4(v);
+        for (uint p = 0; p < PASSES; p++) {
+            uint r = rb * 16 + p * RP + rib;
+            float inv = 1.0 / sums[p];
+            for (uint d = lane * 4; d < D; d += 4 * G) {
+                uint f = base + (p * RP + rib) * DS + d;
+                vec4 v = vec4(float(Fs[f]), float(Fs[f + 1]), float(Fs[f + 2]), float(Fs[f + 3])) * inv;
+                out4.v[(toks[r] * C + h * D + d) / 4] = f16vec4(v);
+            }
         }
     }
 }
