@@ -4,9 +4,9 @@
 // q (scaled by 1/4, exact in f16), k and v go to shared memory as f16; each subgroup takes
 // 16-row blocks of queries: scores S = q k^T as four 16x16x16 products (f32 accumulation) into F
 // (f16 by default, f32 in the *_f32_coop variants), the softmax by the block's row owners
-// (gl_SubgroupSize / 16 invocations a row: bias, maximum, exponentials and their sum in f32, the
-// exponentials rounded to f16 into P), then O = P V (f32 accumulation) through shared memory (as
-// F), divided by the sum and rounded to f16 into the output rows.
+// (eight rows at a time, gl_SubgroupSize / 8 invocations a row: bias, maximum, exponentials and
+// their sum in f32, the exponentials rounded to f16 into P), then O = P V (f32 accumulation)
+// through shared memory (as F), divided by the sum and rounded to f16 into the output rows.
 //
 // With TS_QKV_IN=1 (the variant attention_qkv_coop) the workgroup computes its head's q, k and v
 // itself instead of reading them from the qkv layer's output: the window's 64 rows of the f32
