@@ -241,14 +241,15 @@ impl PlanBuilder<'_> {
         let (fc1, fc2) = (&m.layers.fc1[level], &m.layers.fc2[level]);
         let p = m.config.pixel_embed as u64;
         let (a, b) = (linear_cost(fc1, tokens as u64, p, false), linear_cost(fc2, tokens as u64, p, false));
-        // Without the hidden activations' store and load.
+        // Without the hidden activations' store and load, and with the stream read once (fc1's
+        // LayerNorm and fc2's residual read the same rows).
         let hidden = 2 * 2 * tokens as u64 * fc1.out as u64;
-        let mut cost = Cost { bytes: a.bytes + b.bytes - hidden, flops: a.flops + b.flops };
+        let stream = tokens as u64 * fc1.inp as u64 * 4;
+        let mut cost = Cost { bytes: a.bytes + b.bytes - hidden - stream, flops: a.flops + b.flops };
         if attn.is_some() {
-            // proj's too, less the stream's store and load between it and the MLP.
+            // proj's too, less its store of the stream and the MLP's load of it.
             let pr = linear_cost(&m.layers.proj[level], tokens as u64, p, false);
-            let stream = 2 * tokens as u64 * fc1.inp as u64 * 4;
-            cost = Cost { bytes: cost.bytes + pr.bytes - stream, flops: cost.flops + pr.flops };
+            cost = Cost { bytes: cost.bytes + pr.bytes - 2 * stream, flops: cost.flops + pr.flops };
         }
         let label = if attn.is_some() { format!("{n}.proj+mlp") } else { format!("{n}.mlp") };
         self.push_step(variant, push, groups, label, cost);
