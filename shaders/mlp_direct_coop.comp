@@ -101,12 +101,7 @@ void norm_block(uint rb) {
         for (uint j = 0; j < H / 4; j++) {
             for (int k = 0; k < 4; k++) v[j][k] = float(As[a0 + 4 * j + k]) + float(Hs[h0 + 4 * j + k]);
         }
-        float mean, inv;
-        LN_PAIR_STATS(v, H / 4, C, mean, inv)
-        for (uint j = 0; j < H / 4; j++) {
-            vec4 a = ln_affine4(v[j], i0 + 4 * j, mean, inv);
-            for (int k = 0; k < 4; k++) As[a0 + 4 * j + k] = float16_t(a[k]);
-        }
+        LN_PAIR_STAGE(v, H / 4, C, a0, i0)
     }
 }
 #endif

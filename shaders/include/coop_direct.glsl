@@ -57,6 +57,16 @@ ACC add_old(ACC c, uint64_t x, uint row0, uint n, uint width) {
         for (int j_ = 0; j_ < 4; j_++) W[o_ + j_] = v_[j_]; \
     }
 
+// A row's half held by one of its two invocations as NQ vec4s in v (channels i0 onwards, W in
+// all): its LayerNorm (layernorm_pair.glsl, then gamma and beta) as f16 into As from a0 on.
+#define LN_PAIR_STAGE(v, NQ, W, a0, i0) { \
+    float mean_, inv_; \
+    LN_PAIR_STATS(v, NQ, W, mean_, inv_) \
+    for (uint jl_ = 0; jl_ < (NQ); jl_++) { \
+        vec4 al_ = ln_affine4(v[jl_], (i0) + 4 * jl_, mean_, inv_); \
+        for (int kl_ = 0; kl_ < 4; kl_++) As[(a0) + 4 * jl_ + kl_] = float16_t(al_[kl_]); \
+    } }
+
 // The workgroup's input rows as f16 in As. LayerNorm: two invocations a row (adjacent in their
 // subgroup), each over half of it from the buffer into registers (layernorm_pair.glsl).
 void stage_rows(uint t0) {
@@ -75,11 +85,6 @@ void stage_rows(uint t0) {
     bool live = t0 + r < pc.tokens;
     vec4 v[H / 4];
     for (uint j = 0; j < H / 4; j++) v[j] = live ? linear_input4(t0 + r, i0 + 4 * j) : vec4(0.0);
-    float mean, inv;
-    LN_PAIR_STATS(v, H / 4, IN, mean, inv)
-    for (uint j = 0; j < H / 4; j++) {
-        vec4 a = ln_affine4(v[j], i0 + 4 * j, mean, inv);
-        for (int k = 0; k < 4; k++) As[r * IN_S + i0 + 4 * j + k] = float16_t(a[k]);
-    }
+    LN_PAIR_STAGE(v, H / 4, IN, r * IN_S + i0, i0)
 }
 

@@ -206,7 +206,8 @@ impl PlanBuilder<'_> {
         self.push_step(&m.tiles.attention(c, m.attention_coop, qkv_in, shared), push, (windows, heads, 1), format!("{name}.attention"), cost);
         self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, ATTENTION_SHIFT_OFFSET));
         let mlp = m.mlp_dispatch(level, t);
-        if !mlp.as_ref().is_some_and(|m| m.2) {
+        let proj_folded = mlp.as_ref().is_some_and(|&(_, _, proj)| proj);
+        if !proj_folded {
             self.linear(&ly.proj[level], (attn, x), &format!("{name}.proj"), (t, w), none, None);
         }
         if let Some((variant, groups, proj)) = mlp {
