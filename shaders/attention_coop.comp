@@ -19,12 +19,16 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "layernorm_pair.glsl"
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const int C = 32;
 #ifndef TS_QKV_IN
 #define TS_QKV_IN 0
+#endif
+#ifndef TS_SOFTMAX_REGS
+#define TS_SOFTMAX_REGS 0
 #endif
 layout(push_constant) uniform PC {
     uint64_t in_; // [tokens, 3C] f16: q, k, v; TS_QKV_IN: the stream [tokens, C] f32
@@ -50,7 +54,11 @@ const uint N = TS_WINDOW_TOKENS;
 // output; the scores and softmax weights; the staged LayerNorm rows.
 const uint DS = D + TS_SHARED_PAD, NS = N + TS_SHARED_PAD, CS = C + TS_SHARED_PAD;
 
+#if TS_SOFTMAX_REGS && TS_QKV_IN
+shared float16_t Qs[8];       // q stays in its subgroup's registers
+#else
 shared float16_t Qs[N * DS];  // q / 4
+#endif
 shared float16_t Ks[N * DS];
 shared float16_t Vs[N * DS];
 // The scores, and afterwards the outputs, rounded to f16 in shared memory: 8 KiB a workgroup
@@ -66,8 +74,20 @@ shared float16_t Vs[N * DS];
 #define FS_T float
 #define TO_FS(m) (m)
 #endif
+// TS_SOFTMAX_REGS=1 (the *_regs_coop variants): the softmax in registers, where the device's
+// matrices lay their elements out as attend_regs() reads them (vk-stages' layout probe): no
+// scores, weights or outputs in shared memory, and with TS_QKV_IN no q either.
+#if TS_SOFTMAX_REGS
+shared FS_T Fs[8];
+#if TS_QKV_IN
+shared float16_t Ps[N * NS];  // the staged LayerNorm rows (IN_PS)
+#else
+shared float16_t Ps[8];
+#endif
+#else
 shared FS_T Fs[N * NS];       // scores (stride NS); afterwards each row block's output (stride DS)
 shared float16_t Ps[N * NS];  // softmax weights (stride NS)
+#endif
 shared uint toks[N];         // each window position's token
 // Every array is a multiple of 16 bytes (the bias table padded to 228 entries), so that whatever
 // order the driver lays them out in, each matrix the products load starts 16-byte aligned: with
@@ -150,6 +170,7 @@ void sync_subgroup() {
 #define TS_SOFTMAX_ROWS 8
 #endif
 
+#if !TS_SOFTMAX_REGS
 // Head h of the window from q, k, v and the bias table in shared memory: each subgroup's 16-row
 // blocks of queries.
 void attend(uint h) {
@@ -232,6 +253,80 @@ void attend(uint h) {
     }
 }
 
+#endif
+
+#if TS_SOFTMAX_REGS
+#if TS_WINDOW != 8 || TS_HEAD_DIM != 16
+#error "attend_regs: windows of 8 x 8 and heads of 16 channels"
+#endif
+layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F16x2Buf { f16vec2 v[]; };
+// Block rb's 16 queries of head h, with q (scaled) as an A matrix, all in registers. It assumes
+// the layout NVIDIA's driver gives mma.sync's fragments, which the layout probe
+// (vk-stages/src/layout.rs) checks on the device before this variant is chosen: a subgroup of 32,
+// and invocation l's element i of a 16 x 16 matrix (f32 or f16 accumulator, f16 A) at row
+// l / 4 + 8 ((i >> 2) & 1), column 2 (l % 4) + (i & 1) + 8 ((i >> 1) & 1). So invocation l holds
+// rows r0 = l / 4 and r0 + 8 of every score tile, four invocations (l ^ 1, l ^ 2) share a row,
+// and an accumulator's elements are an A matrix's, element for element.
+void attend_regs(uint h, uint rb, MATA qa) {
+    uint l = gl_SubgroupInvocationID, t = l % 4;
+    ACC s[N / 16];
+    [[unroll]] for (uint j = 0; j < N / 16; j++) {
+        MATB kb;
+        coopMatLoad(kb, Ks, j * 16 * DS, DS, gl_CooperativeMatrixLayoutColumnMajor);
+        s[j] = coopMatMulAdd(qa, kb, ACC(0.0));
+    }
+    // Query r = rb 16 + l / 4 (+ 8 for elements 4 to 7) against key c = 16 j + 8 ((i >> 1) & 1)
+    // + 2 t + (i & 1): key row 2 j + ((i >> 1) & 1), column 2 t + (i & 1), so the bias entry
+    // (ry - cy + 7) 15 + rx - cx + 7 is the row's base less a constant.
+    uint r0 = rb * 16 + l / 4;
+    uint b0 = (r0 / 8 + 7) * 15 + r0 % 8 + 7 - 2 * t;
+    float m0 = -3.4e38, m1 = -3.4e38;
+    [[unroll]] for (uint j = 0; j < N / 16; j++) {
+        [[unroll]] for (int i = 0; i < 8; i++) {
+            uint hi = (uint(i) >> 2) & 1;
+            s[j][i] += bias[b0 + 15 * hi - 15 * (2 * j + ((uint(i) >> 1) & 1)) - (uint(i) & 1)];
+            if (hi == 0) m0 = max(m0, s[j][i]);
+            else m1 = max(m1, s[j][i]);
+        }
+    }
+    m0 = max(m0, subgroupShuffleXor(m0, 1));
+    m0 = max(m0, subgroupShuffleXor(m0, 2));
+    m1 = max(m1, subgroupShuffleXor(m1, 1));
+    m1 = max(m1, subgroupShuffleXor(m1, 2));
+    float sum0 = 0.0, sum1 = 0.0;
+    MATA pa[N / 16];
+    [[unroll]] for (uint j = 0; j < N / 16; j++) {
+        [[unroll]] for (int i = 0; i < 8; i++) {
+            bool hi = ((uint(i) >> 2) & 1) == 1;
+            float e = exp(s[j][i] - (hi ? m1 : m0));
+            pa[j][i] = float16_t(e);
+            if (hi) sum1 += e;
+            else sum0 += e;
+        }
+    }
+    sum0 += subgroupShuffleXor(sum0, 1);
+    sum0 += subgroupShuffleXor(sum0, 2);
+    sum1 += subgroupShuffleXor(sum1, 1);
+    sum1 += subgroupShuffleXor(sum1, 2);
+    float inv0 = 1.0 / sum0, inv1 = 1.0 / sum1;
+    ACC o = ACC(0.0);
+    [[unroll]] for (uint j = 0; j < N / 16; j++) {
+        MATB vb;
+        coopMatLoad(vb, Vs, j * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
+        o = coopMatMulAdd(pa[j], vb, o);
+    }
+    // Elements 2k and 2k + 1 are adjacent channels of one row.
+    F16x2Buf out2 = F16x2Buf(pc.out_);
+    uint t0 = toks[r0] * C + h * D, t1 = toks[r0 + 8] * C + h * D;
+    [[unroll]] for (int i = 0; i < 8; i += 2) {
+        bool hi = ((uint(i) >> 2) & 1) == 1;
+        uint d = 2 * t + 8 * ((uint(i) >> 1) & 1);
+        float inv = hi ? inv1 : inv0;
+        out2.v[((hi ? t1 : t0) + d) / 2] = f16vec2(o[i] * inv, o[i + 1] * inv);
+    }
+}
+#endif
+
 void main() {
     uint lid = gl_LocalInvocationID.x;
 #if TS_QKV_IN
@@ -241,6 +336,21 @@ void main() {
         // The staged rows and biases are in; the head before is done with shared memory.
         barrier();
         for (uint e = lid; e < TS_RPB_ENTRIES; e += gl_WorkGroupSize.x) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
+#if TS_SOFTMAX_REGS
+        // One 16-row block a subgroup (subgroups of 32); its q stays in registers as an A matrix.
+        uint rb = gl_SubgroupID;
+        MATA qa;
+        {
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_part(rb, h, h - h0, 0);
+            for (int i = 0; i < m.length(); i++) qa[i] = m[i] * float16_t(0.25);
+            m = qkv_part(rb, h, h - h0, 1);
+            coopMatStore(m, Ks, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
+            m = qkv_part(rb, h, h - h0, 2);
+            coopMatStore(m, Vs, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
+        }
+        barrier();
+        attend_regs(h, rb, qa);
+#else
         for (uint rb = gl_SubgroupID; rb < N / 16; rb += gl_NumSubgroups) {
             coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_part(rb, h, h - h0, 0);
             for (int i = 0; i < m.length(); i++) m[i] *= float16_t(0.25);
@@ -252,6 +362,7 @@ void main() {
         }
         barrier();
         attend(h);
+#endif
     }
 #else
     uint h = gl_WorkGroupID.y;
@@ -271,6 +382,12 @@ void main() {
         }
     }
     barrier();
+#if TS_SOFTMAX_REGS
+    MATA qa;
+    coopMatLoad(qa, Qs, gl_SubgroupID * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
+    attend_regs(h, gl_SubgroupID, qa);
+#else
     attend(h);
+#endif
 #endif
 }

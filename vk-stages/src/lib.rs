@@ -6,6 +6,7 @@
 //! - [`model`]: a package's weights on the device plus its pipelines, shared by Engines (Arc).
 //! - [`engine`]: per (render capacity, output size) buffers; `record_front`, `record_network`,
 //!   `record_back`, `record_frame` into a caller's command buffer.
+//! - [`layout`]: the layout probe, where the device keeps a cooperative matrix's elements.
 //! - [`native`]: native kernels (PTX) launched inside the command buffer through
 //!   VK_NVX_binary_import on NVIDIA, the network hip-net plans, with no other runtime involved.
 //! - [`runner`]: a host-side driver of one Engine for the CLI and tests (upload, submit, wait,
@@ -14,6 +15,7 @@
 pub mod device;
 pub mod engine;
 mod error;
+pub mod layout;
 pub mod memory;
 pub mod model;
 pub mod native;

@@ -237,6 +237,22 @@ pub struct Model {
     pub pixel_paths: PixelPaths,
     /// The shaders' network tiles its pipelines were built with.
     pub tiles: NetTiles,
+    /// Why the cooperative-matrix attention keeps its softmax in shared memory though
+    /// `TESSEL_VK_ATTENTION_REGS` allows registers (`regs_layout`).
+    pub attention_regs_why: Option<String>,
+}
+
+/// Whether the attention's register path can run on this device: None where it can, else why
+/// not. It needs subgroups of 32 and mma.sync's fragment layout, which the layout probe checks
+/// (crate::layout; `TESSEL_VK_LAYOUT_DUMP=1` prints what it found).
+fn regs_layout(shared: &Arc<DeviceShared>, pipelines: &mut Pipelines) -> Result<Option<String>> {
+    if shared.caps.subgroup_size != 32 {
+        return Ok(Some(format!("its register path needs subgroups of 32, the device's are {}", shared.caps.subgroup_size)));
+    }
+    Ok(match crate::layout::probe(shared, pipelines)? {
+        Ok(found) => found.check_fragment().err().map(|e| format!("the layout probe: {e}")),
+        Err(e) => Some(format!("the layout probe: {e}")),
+    })
 }
 
 impl Model {
@@ -375,7 +391,7 @@ impl Model {
 
     /// `new` with the per-pixel stages' paths and the network's tiles given instead of read from
     /// the environment.
-    pub fn with_paths(shared: &Arc<DeviceShared>, pkg: &ModelPackage, pixel_paths: PixelPaths, tiles: NetTiles) -> Result<Arc<Model>> {
+    pub fn with_paths(shared: &Arc<DeviceShared>, pkg: &ModelPackage, pixel_paths: PixelPaths, mut tiles: NetTiles) -> Result<Arc<Model>> {
         check_config(&pkg.name, &pkg.config)?;
         let path = choose_path(shared);
         let attention_coop = path == NetPath::CoopMat && tiles.attention_coop && crate::tiles::attention_coop_fits(shared.caps.subgroup_size, shared.caps.shared_memory, tiles.attention_scores_f32);
@@ -383,6 +399,8 @@ impl Model {
         let weights = crate::memory::upload(shared, "weights", &blob)?;
         let layers = Layers::new(&pkg.config);
         let mut pipelines = Pipelines::new(shared)?;
+        let attention_regs_why = if attention_coop && tiles.attention_regs { regs_layout(shared, &mut pipelines)? } else { None };
+        tiles.attention_regs &= attention_coop && attention_regs_why.is_none();
         let input_spec = input_spec(pkg, pixel_paths);
         Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, &tiles, attention_coop, shared.caps.shared_memory)?;
         if path == NetPath::CoopMat {
@@ -423,6 +441,7 @@ impl Model {
             input_spec,
             pixel_paths,
             tiles,
+            attention_regs_why,
         }))
     }
 

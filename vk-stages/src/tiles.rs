@@ -66,6 +66,11 @@ pub struct NetTiles {
     /// `TESSEL_VK_ATTENTION_SCORES=16|32`, default 16: the cooperative-matrix attention's scores
     /// (and outputs) in shared memory as f16, or as f32 (the variants `*_f32_coop`).
     pub attention_scores_f32: bool,
+    /// `TESSEL_VK_ATTENTION_REGS=0|1`, default 1: the cooperative-matrix attention's softmax in
+    /// registers (the `*_regs_coop` variants: no scores, weights or outputs in shared memory),
+    /// where the layout probe finds the matrices laid out as those variants read them
+    /// (crate::layout; the model turns this off where it does not).
+    pub attention_regs: bool,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]):
@@ -129,7 +134,7 @@ const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true }
     }
 }
 
@@ -176,12 +181,14 @@ impl NetTiles {
             attention_window: direct_setting("TESSEL_VK_ATTENTION_WINDOW")?,
             attention_qkv: direct_setting("TESSEL_VK_ATTENTION_QKV")?,
             attention_scores_f32: setting("TESSEL_VK_ATTENTION_SCORES", &[16, 32])? == Some(32),
+            attention_regs: setting("TESSEL_VK_ATTENTION_REGS", &[0, 1])? != Some(0),
         })
     }
 
     /// The start-up line's words: the tiles where the cooperative-matrix shader runs (`coop`),
-    /// then the attention's path (`attention_coop`: the model runs attention_coop.comp).
-    pub fn describe(&self, coop: bool, attention_coop: bool) -> String {
+    /// then the attention's path (`attention_coop`: the model runs attention_coop.comp;
+    /// `regs_why`: why its softmax is not in registers where the setting asked for it).
+    pub fn describe(&self, coop: bool, attention_coop: bool, regs_why: Option<&str>) -> String {
         let mut parts = Vec::new();
         if coop {
             let rows = self.rows.map_or("32 rows at level 0 and its merge (staged: 128 where they fit), its embedding and MLP 64, the head 128, 64 below".to_string(), |r| format!("{r} rows"));
@@ -216,7 +223,14 @@ impl NetTiles {
         }
         if attention_coop {
             parts.push("attention: cooperative matrices (TESSEL_VK_ATTENTION_COOP=0 for the scalar one)".to_string());
-            parts.push(if self.attention_scores_f32 { "scores in f32 (TESSEL_VK_ATTENTION_SCORES=32)" } else { "scores in f16 (TESSEL_VK_ATTENTION_SCORES=32 for f32)" }.to_string());
+            parts.push(match (self.attention_regs, regs_why) {
+                (true, _) => "its softmax in registers (TESSEL_VK_ATTENTION_REGS=0 in shared memory)".to_string(),
+                (false, Some(why)) => format!("its softmax in shared memory ({why})"),
+                (false, None) => "its softmax in shared memory (TESSEL_VK_ATTENTION_REGS=0)".to_string(),
+            });
+            if !self.attention_regs {
+                parts.push(if self.attention_scores_f32 { "scores in f32 (TESSEL_VK_ATTENTION_SCORES=32)" } else { "scores in f16 (TESSEL_VK_ATTENTION_SCORES=32 for f32)" }.to_string());
+            }
             parts.push(match self.attention_qkv {
                 Direct::Off => "q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)".to_string(),
                 Direct::Roles => format!("q, k, v computed in the attention at levels of up to {QKV_ROLE_HEADS} heads (TESSEL_VK_ATTENTION_QKV=0 for the qkv layer, 2 everywhere)"),
@@ -429,6 +443,14 @@ impl NetTiles {
     /// push constants and grid; level 0's attention 0.248 -> 0.202 ms at 4K on the H200,
     /// thirty-seventh session).
     pub fn attention(&self, c: usize, coop: bool, qkv_in: bool, shared_memory: u32) -> Variant {
+        if coop && self.attention_regs {
+            let name = match (qkv_in, self.window(c, shared_memory)) {
+                (false, _) => "attention_regs_coop",
+                (true, false) => "attention_qkv_regs_coop",
+                (true, true) => "attention_qkv_window_regs_coop",
+            };
+            return Variant::new(name, &[c as u32]);
+        }
         if coop {
             let name = match (qkv_in, self.window(c, shared_memory), self.attention_scores_f32) {
                 (false, _, false) => "attention_coop",
@@ -490,12 +512,12 @@ mod tests {
     #[test]
     fn the_start_up_words_name_the_tiles_and_the_attention() {
         let t = NetTiles::default();
-        let d = t.describe(true, false);
+        let d = t.describe(true, false, None);
         assert!(d.contains("32 rows at level 0 and its merge (staged: 128 where they fit), its embedding and MLP 64, the head 128, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
-        let d = NetTiles { rows: Some(128), attention_online: false, attention_qpi: 2, ..t }.describe(false, false);
+        let d = NetTiles { rows: Some(128), attention_online: false, attention_qpi: 2, ..t }.describe(false, false, None);
         assert!(!d.contains("tiles") && d.contains("attention: two passes, 2 queries"), "{d}");
-        assert!(NetTiles { rows: Some(128), ..t }.describe(true, false).contains("tiles: 128 rows"));
-        let d = t.describe(true, true);
+        assert!(NetTiles { rows: Some(128), ..t }.describe(true, false, None).contains("tiles: 128 rows"));
+        let d = t.describe(true, true, None);
         assert!(d.contains("attention: cooperative matrices (TESSEL_VK_ATTENTION_COOP=0") && !d.contains("query"), "{d}");
     }
 
@@ -546,8 +568,8 @@ mod tests {
         assert_eq!(off.direct(big, &qkv, 8), None);
         assert_eq!(NetTiles { cols: Some(32), ..t }.direct(big, &qkv, 8), tile(64, 32));
         assert_eq!(t.direct(qkv.direct_shared_bytes(64) + 1023, &qkv, 8), None);
-        assert!(t.describe(true, true).contains("results straight from the accumulators where it pays (TESSEL_VK_COOP_DIRECT=0 stages them"));
-        assert!(all.describe(true, true).contains("results straight from the accumulators in every layer that can (TESSEL_VK_COOP_DIRECT=2)"));
+        assert!(t.describe(true, true, None).contains("results straight from the accumulators where it pays (TESSEL_VK_COOP_DIRECT=0 stages them"));
+        assert!(all.describe(true, true, None).contains("results straight from the accumulators in every layer that can (TESSEL_VK_COOP_DIRECT=2)"));
         // The MLP in one dispatch: the level's rows where they fit (level 0's 64, not 32), fewer
         // where not, none without `direct` or with its own switch off.
         let fc1 = |c: usize, level| LinearSpec { act: 1, ln: 1, out_f16: 1, ..spec(c, 2 * c, level) };
@@ -571,7 +593,7 @@ mod tests {
         assert!(w(&t, 32 * 1024, &fc1(32, 0)) && !w(&t, 32 * 1024, &fc1(48, 1)));
         assert!(!w(&all, big, &fc1(96, 2)));
         assert!(!w(&NetTiles { mlp_weights: false, ..t }, big, &fc1(32, 0)));
-        assert!(t.describe(true, true).contains("their weights in shared memory where they fit (TESSEL_VK_COOP_MLP_W=0 from the buffer)"));
+        assert!(t.describe(true, true, None).contains("their weights in shared memory where they fit (TESSEL_VK_COOP_MLP_W=0 from the buffer)"));
         assert_eq!(fc1(32, 0).mlp_variant(8, &DirectTile { rows: 32, cols: 64 }, true, false).shader, "mlp_direct_w_coop");
         // The attention projection first: levels up to 64 wide where its bias fits as well (level
         // 1 with its weights: 47,360 bytes on 48 KiB), with the weights where they still fit.
@@ -582,10 +604,10 @@ mod tests {
         assert_eq!(d(&t, 32 * 1024, &fc1(48, 1)), Some(("mlp_proj_coop", 64, true)), "lavapipe's 32 KiB");
         assert_eq!(d(&all, big, &fc1(96, 2)), Some(("mlp_direct_coop", 64, false)), "96 wide: proj apart");
         assert_eq!(d(&NetTiles { mlp_proj: false, ..t }, big, &fc1(32, 0)), Some(("mlp_direct_w_coop", 64, false)), "the kill switch");
-        assert!(t.describe(true, true).contains("each with its block's attention projection first where it fits (TESSEL_VK_COOP_MLP_PROJ=0 apart)"));
+        assert!(t.describe(true, true, None).contains("each with its block's attention projection first where it fits (TESSEL_VK_COOP_MLP_PROJ=0 apart)"));
         assert_eq!(NetTiles { mlp: false, ..t }.mlp(big, &fc1(32, 0)), None);
         assert_eq!(off.mlp(big, &fc1(32, 0)), None, "only with results in the accumulators");
-        assert!(off.describe(true, true).contains("results staged"));
+        assert!(off.describe(true, true, None).contains("results staged"));
     }
 
     #[test]
@@ -625,7 +647,7 @@ mod tests {
         assert_eq!(t.direct(small, &embed, 8), None);
         assert_eq!(shared(&t, 16 * 1024, &proj2), tile(64, 64).map(|tl| (tl, false)));
         assert_eq!(embed.direct_variant(8, &DirectTile { rows: 32, cols: 64 }, true).shader, "linear_direct_w_coop");
-        assert!(t.describe(true, true).contains("the linear layers' weights in shared memory where it pays (TESSEL_VK_COOP_LINEAR_W=0 from the buffer, 2 everywhere they fit)"));
+        assert!(t.describe(true, true, None).contains("the linear layers' weights in shared memory where it pays (TESSEL_VK_COOP_LINEAR_W=0 from the buffer, 2 everywhere they fit)"));
     }
 
     #[test]
@@ -640,14 +662,17 @@ mod tests {
 
     #[test]
     fn the_attention_variant_follows_its_setting() {
-        let one = NetTiles::default().attention(48, false, false, 48 * 1024);
-        let two = NetTiles { attention_qpi: 2, ..NetTiles::default() }.attention(48, false, false, 48 * 1024);
+        // The softmax in shared memory (TESSEL_VK_ATTENTION_REGS=0, or a device whose layout the
+        // register path cannot read); the register variants below.
+        let base = NetTiles { attention_regs: false, ..NetTiles::default() };
+        let one = base.attention(48, false, false, 48 * 1024);
+        let two = NetTiles { attention_qpi: 2, ..base }.attention(48, false, false, 48 * 1024);
         assert_ne!(two, one);
         assert_eq!(one, Variant::new("attention", &[48, b::WINDOW_TOKENS, 1, 1]));
         assert_eq!(two, Variant::new("attention", &[48, b::WINDOW_TOKENS / 2, 2, 1]));
-        assert_ne!(one, NetTiles { attention_online: false, ..NetTiles::default() }.attention(48, false, false, 48 * 1024));
-        assert_eq!(NetTiles::default().attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48]));
-        let d = NetTiles::default();
+        assert_ne!(one, NetTiles { attention_online: false, ..base }.attention(48, false, false, 48 * 1024));
+        assert_eq!(base.attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48]));
+        let d = base;
         assert_eq!(d.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_coop", &[48]), "three heads: a window a workgroup by role");
         assert_eq!(d.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[32]), "two heads: a head a workgroup");
         let window = NetTiles { attention_window: Direct::All, ..d };
@@ -655,19 +680,30 @@ mod tests {
         assert_eq!(window.attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48]));
         let off = NetTiles { attention_window: Direct::Off, ..d };
         assert_eq!(off.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[48]));
-        assert!(d.describe(true, true).contains("a window's heads in one workgroup at levels of 3 heads or more (TESSEL_VK_ATTENTION_WINDOW=0"));
+        assert!(d.describe(true, true, None).contains("a window's heads in one workgroup at levels of 3 heads or more (TESSEL_VK_ATTENTION_WINDOW=0"));
         // TESSEL_VK_ATTENTION_SCORES=32: the same variants with their scores in f32.
         let f32s = NetTiles { attention_scores_f32: true, ..window };
         assert_eq!(f32s.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_f32_coop", &[32]));
         assert_eq!(f32s.attention(48, true, false, 48 * 1024), Variant::new("attention_f32_coop", &[48]));
         assert_eq!(NetTiles { attention_scores_f32: true, ..d }.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_f32_coop", &[32]));
         assert_eq!(f32s.attention(32, false, false, 48 * 1024).shader, "attention", "the scalar attention has no such setting");
-        assert!(d.describe(true, true).contains("scores in f16 (TESSEL_VK_ATTENTION_SCORES=32 for f32)"));
-        assert!(f32s.describe(true, true).contains("scores in f32 (TESSEL_VK_ATTENTION_SCORES=32)"));
+        assert!(d.describe(true, true, None).contains("scores in f16 (TESSEL_VK_ATTENTION_SCORES=32 for f32)"));
+        assert!(f32s.describe(true, true, None).contains("scores in f32 (TESSEL_VK_ATTENTION_SCORES=32)"));
         // With q, k, v from the qkv layer the window setting does nothing, and is not named.
         let qkv_layer = NetTiles { attention_qkv: Direct::Off, ..d };
-        assert!(!qkv_layer.describe(true, true).contains("TESSEL_VK_ATTENTION_WINDOW"));
-        assert!(qkv_layer.describe(true, true).contains("q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)"));
+        assert!(!qkv_layer.describe(true, true, None).contains("TESSEL_VK_ATTENTION_WINDOW"));
+        assert!(qkv_layer.describe(true, true, None).contains("q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)"));
+            // The softmax in registers: one variant a role, whatever the scores' setting.
+        let regs = NetTiles::default();
+        assert_eq!(regs.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_regs_coop", &[32]));
+        assert_eq!(regs.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[48]));
+        assert_eq!(regs.attention(96, true, false, 48 * 1024), Variant::new("attention_regs_coop", &[96]));
+        assert_eq!(NetTiles { attention_scores_f32: true, ..regs }.attention(96, true, false, 48 * 1024), Variant::new("attention_regs_coop", &[96]));
+        assert_eq!(regs.attention(48, false, false, 48 * 1024).shader, "attention", "the scalar attention has no such setting");
+        assert!(regs.describe(true, true, None).contains("its softmax in registers (TESSEL_VK_ATTENTION_REGS=0 in shared memory)"));
+        assert!(!regs.describe(true, true, None).contains("TESSEL_VK_ATTENTION_SCORES"), "no scores in memory to keep in f16 or f32");
+        let why = base.describe(true, true, Some("the layout probe: no"));
+        assert!(why.contains("its softmax in shared memory (the layout probe: no)") && why.contains("scores in f16"), "{why}");
     }
 
     #[test]
@@ -683,7 +719,7 @@ mod tests {
         assert_eq!(attention_qkv_shared_bytes(48, false), base + 16 + 1536, "rows in the softmax weights' bytes");
         assert!(!all.attention_qkv(96, attention_qkv_shared_bytes(96, false) + 1023), "1 KiB to spare");
         assert!(!NetTiles { attention_qkv: Direct::Off, ..roles }.attention_qkv(32, 48 * kb));
-        assert!(roles.describe(true, true).contains("q, k, v computed in the attention at levels of up to 3 heads"));
+        assert!(roles.describe(true, true, None).contains("q, k, v computed in the attention at levels of up to 3 heads"));
     }
 
     #[test]
