@@ -79,7 +79,7 @@ shared float16_t Vs[N * DS];
 // scores, weights or outputs in shared memory, and with TS_QKV_IN no q either.
 #if TS_SOFTMAX_REGS
 shared FS_T Fs[8];
-#if TS_QKV_IN
+#if TS_QKV_IN == 1
 shared float16_t Ps[N * NS];  // the staged LayerNorm rows (IN_PS)
 #else
 shared float16_t Ps[8];

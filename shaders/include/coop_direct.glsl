@@ -5,15 +5,7 @@
 // of ROWS x IN_S where inputs are staged (rows of IN_S halves).
 #include "layernorm_pair.glsl"
 
-// Matrix loads and stores of whole 16-element rows: the base addresses are 256-byte aligned and
-// every row offset is a multiple of 16 elements.
-layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F16Rows { float16_t v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F32Rows { float v[]; };
-
-#define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-#define ACC16 coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-#define MATA coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
-#define MATB coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#include "coop_types.glsl"
 
 // A subgroup's outputs in chunks of up to four 16 x 16 accumulators c0..c3, for output columns
 // n0, n0 + 16, n0 + 32 and n0 + 48 (the first nb of them): F(c, n), one or more statements, is

@@ -75,7 +75,7 @@ pub fn open_vulkan(
                 NetPath::CoopMat => "cooperative matrix f16 16x16x16".to_string(),
                 NetPath::Scalar { why } => format!("scalar path: {why}"),
             };
-            let tiles = model.tiles.describe(model.path == NetPath::CoopMat, model.attention_coop, model.attention_regs_why.as_deref());
+            let tiles = model.tiles.describe(model.path == NetPath::CoopMat, model.attention_coop, model.regs_why.as_deref());
             format!("network: shaders ({coop}{fused}; {tiles}; native kernels: {no})")
         }
     };

@@ -70,14 +70,24 @@ impl LinearSpec {
     /// `weights_shared`: its weights copied into shared memory (mlp_direct_w_coop,
     /// [`LinearSpec::mlp_weight_bytes`] more); `proj`: the block's attention projection taken
     /// first (mlp_proj_coop, mlp_proj_w_coop; [`LinearSpec::mlp_proj_bytes`] more).
-    pub fn mlp_variant(&self, p: u32, tile: &DirectTile, weights_shared: bool, proj: bool) -> Variant {
-        let shader = match (proj, weights_shared) {
-            (false, false) => "mlp_direct_coop",
-            (false, true) => "mlp_direct_w_coop",
-            (true, false) => "mlp_proj_coop",
-            (true, true) => "mlp_proj_w_coop",
+    /// `regs`: its activations in registers (mlp_regs_coop.comp, [`LinearSpec::mlp_regs_fits`]).
+    pub fn mlp_variant(&self, p: u32, tile: &DirectTile, weights_shared: bool, proj: bool, regs: bool) -> Variant {
+        let shader = match (regs, proj, weights_shared) {
+            (false, false, false) => "mlp_direct_coop",
+            (false, false, true) => "mlp_direct_w_coop",
+            (false, true, false) => "mlp_proj_coop",
+            (false, true, true) => "mlp_proj_w_coop",
+            (true, false, false) => "mlp_regs_coop",
+            (true, false, true) => "mlp_regs_w_coop",
+            (true, true, false) => "mlp_proj_regs_coop",
+            (true, true, true) => "mlp_proj_regs_w_coop",
         };
         Variant::new(shader, &self.spec(p, tile.rows, tile.cols))
+    }
+    /// Whether mlp_regs_coop.comp takes this MLP (`self` its fc1): the level's width in at most
+    /// six tiles of 16, the hidden in pairs of chunks of 16 (its TS_MLP_HG).
+    pub fn mlp_regs_fits(&self) -> bool {
+        self.inp % 16 == 0 && self.inp <= 96 && self.out % 32 == 0
     }
     /// Shared memory that the projection's bias takes in mlp_proj_coop (16 rows; `self` the fc1).
     pub fn mlp_proj_bytes(&self) -> u32 {
@@ -237,13 +247,13 @@ pub struct Model {
     pub pixel_paths: PixelPaths,
     /// The shaders' network tiles its pipelines were built with.
     pub tiles: NetTiles,
-    /// Why the cooperative-matrix attention keeps its softmax in shared memory though
-    /// `TESSEL_VK_ATTENTION_REGS` allows registers (`regs_layout`).
-    pub attention_regs_why: Option<String>,
+    /// Why the attention's softmax and the MLP's activations stay in shared memory though
+    /// `TESSEL_VK_ATTENTION_REGS` and `TESSEL_VK_MLP_REGS` allow registers (`regs_layout`).
+    pub regs_why: Option<String>,
 }
 
-/// Whether the attention's register path can run on this device: None where it can, else why
-/// not. It needs subgroups of 32 and mma.sync's fragment layout, which the layout probe checks
+/// Whether the register paths (the attention's softmax, the MLP) can run on this device: None
+/// where they can, else why not. It needs subgroups of 32 and mma.sync's fragment layout, which the layout probe checks
 /// (crate::layout; `TESSEL_VK_LAYOUT_DUMP=1` prints what it found).
 fn regs_layout(shared: &Arc<DeviceShared>, pipelines: &mut Pipelines) -> Result<Option<String>> {
     if shared.caps.subgroup_size != 32 {
@@ -399,8 +409,10 @@ impl Model {
         let weights = crate::memory::upload(shared, "weights", &blob)?;
         let layers = Layers::new(&pkg.config);
         let mut pipelines = Pipelines::new(shared)?;
-        let attention_regs_why = if attention_coop && tiles.attention_regs { regs_layout(shared, &mut pipelines)? } else { None };
-        tiles.attention_regs &= attention_coop && attention_regs_why.is_none();
+        let coop = path == NetPath::CoopMat;
+        let regs_why = if (attention_coop && tiles.attention_regs) || (coop && tiles.mlp_regs) { regs_layout(shared, &mut pipelines)? } else { None };
+        tiles.attention_regs &= attention_coop && regs_why.is_none();
+        tiles.mlp_regs &= coop && regs_why.is_none();
         let input_spec = input_spec(pkg, pixel_paths);
         Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, &tiles, attention_coop, shared.caps.shared_memory)?;
         if path == NetPath::CoopMat {
@@ -441,7 +453,7 @@ impl Model {
             input_spec,
             pixel_paths,
             tiles,
-            attention_regs_why,
+            regs_why,
         }))
     }
 

@@ -71,6 +71,10 @@ pub struct NetTiles {
     /// where the layout probe finds the matrices laid out as those variants read them
     /// (crate::layout; the model turns this off where it does not).
     pub attention_regs: bool,
+    /// `TESSEL_VK_MLP_REGS=0|1`, default 1: a block's MLP in one dispatch with its activations in
+    /// registers (mlp_regs_coop.comp: no rows, hidden activations or biases in shared memory),
+    /// on the same condition as `attention_regs`.
+    pub mlp_regs: bool,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]):
@@ -125,6 +129,26 @@ pub fn attention_qkv_window_shared_bytes(c: u32, scores_f32: bool) -> u32 {
     attention_coop_shared_bytes(scores_f32) + 64 * (c + b::SHARED_PAD) * 2 + 16 * 3 * c * 2
 }
 
+/// Shared memory of the register variants (attention_*regs_coop, [`NetTiles::attention_regs`]):
+/// k and v of a head (and q where the qkv layer gives them), the window's tokens, the bias table
+/// and 16-byte stand-ins for the arrays they leave out; with q, k, v computed in the attention
+/// (`qkv_in`) a head a workgroup, the window's LayerNorm rows (in 64 x 64 padded halves of their
+/// own, up to 64 channels; else padded rows of C) and qkv's bias for one head; a window's heads in
+/// one workgroup (`window`), the rows and qkv's bias for every head.
+pub fn attention_regs_shared_bytes(c: u32, qkv_in: bool, window: bool) -> u32 {
+    let head = 64 * (16 + b::SHARED_PAD) * 2;
+    // k, v, the scores' stand-in, the tokens and the bias table.
+    let base = 2 * head + 16 + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16;
+    let rows = 64 * (c + b::SHARED_PAD) * 2;
+    match (qkv_in, window) {
+        // q, and the softmax weights' stand-in.
+        (false, _) => base + head + 16,
+        // q's stand-in, the rows in the softmax weights' bytes or their own, qkv's bias.
+        (true, false) => base + 16 + 64 * (64 + b::SHARED_PAD) * 2 + if c <= 64 { 16 } else { rows } + 16 * 3 * 16 * 2,
+        (true, true) => base + 16 + 16 + rows + 16 * 3 * c * 2,
+    }
+}
+
 /// The most heads a level may have for its attention to take q, k and v in by role: each of a
 /// window's workgroups (one a head) reads and normalises the window's stream rows again.
 const QKV_ROLE_HEADS: usize = 3;
@@ -134,7 +158,7 @@ const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true }
     }
 }
 
@@ -182,6 +206,7 @@ impl NetTiles {
             attention_qkv: direct_setting("TESSEL_VK_ATTENTION_QKV")?,
             attention_scores_f32: setting("TESSEL_VK_ATTENTION_SCORES", &[16, 32])? == Some(32),
             attention_regs: setting("TESSEL_VK_ATTENTION_REGS", &[0, 1])? != Some(0),
+            mlp_regs: setting("TESSEL_VK_MLP_REGS", &[0, 1])? != Some(0),
         })
     }
 
@@ -204,6 +229,8 @@ impl NetTiles {
             } else {
                 ", the attention projections apart (TESSEL_VK_COOP_MLP_PROJ=0)"
             };
+            let regs = if self.mlp_regs { ", their activations in registers (TESSEL_VK_MLP_REGS=0 in shared memory)" } else { "" };
+            let proj = format!("{proj}{regs}");
             let mlp = match (self.mlp, self.direct) {
                 (false, _) => ", MLPs in two dispatches (TESSEL_VK_COOP_MLP=0)".to_string(),
                 (true, Direct::All) => format!(", MLPs in one dispatch wherever they fit (TESSEL_VK_COOP_MLP=0 for two){weights}{proj}"),
@@ -233,6 +260,7 @@ impl NetTiles {
             }
             parts.push(match self.attention_qkv {
                 Direct::Off => "q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)".to_string(),
+                Direct::Roles if self.attention_regs => "q, k, v computed in the attention at every level that fits, with the softmax in registers (TESSEL_VK_ATTENTION_QKV=0 for the qkv layer)".to_string(),
                 Direct::Roles => format!("q, k, v computed in the attention at levels of up to {QKV_ROLE_HEADS} heads (TESSEL_VK_ATTENTION_QKV=0 for the qkv layer, 2 everywhere)"),
                 Direct::All => "q, k, v computed in the attention at every level that fits (TESSEL_VK_ATTENTION_QKV=2)".to_string(),
             });
@@ -359,14 +387,20 @@ impl NetTiles {
     pub fn mlp_dispatch(&self, shared_memory: u32, fc1: &LinearSpec, p: u32) -> Option<(Variant, u32, bool)> {
         let tile = self.mlp(shared_memory, fc1)?;
         let proj = self.mlp_proj(shared_memory, fc1, &tile);
-        Some((fc1.mlp_variant(p, &tile, self.mlp_weights_shared(shared_memory, fc1, &tile, proj), proj), tile.rows, proj))
+        let regs = self.mlp_regs && fc1.mlp_regs_fits();
+        Some((fc1.mlp_variant(p, &tile, self.mlp_weights_shared(shared_memory, fc1, &tile, proj), proj, regs), tile.rows, proj))
     }
 
     /// Whether the MLP in one dispatch on `tile` (`fc1` its first layer) takes its block's
     /// attention projection first (mlp_proj_coop): with `mlp_proj`, where the level is at most
     /// 64 wide (the new stream rows wait in four accumulators) and the projection's bias fits
     /// beside the rows with 1 KiB to spare.
+    /// In registers (`mlp_regs`) at levels up to 96 wide, where nothing but the weights needs
+    /// shared memory.
     pub fn mlp_proj(&self, shared_memory: u32, fc1: &LinearSpec, tile: &DirectTile) -> bool {
+        if self.mlp_regs && fc1.mlp_regs_fits() {
+            return self.mlp_proj;
+        }
         self.mlp_proj && fc1.inp <= 64 && fc1.inp % 4 == 0 && fc1.mlp_shared_bytes(tile.rows) + fc1.mlp_proj_bytes() + 1024 <= shared_memory
     }
 
@@ -383,13 +417,18 @@ impl NetTiles {
         // Level 0's MLP at 64 rows, not the level's 32: 0.187 -> 0.170 ms at 4K on the H100
         // (forty-second session, with its weights in shared memory).
         let mut rows = if self.rows.is_none() && fc1.level == 0 { 64 } else { self.rows(shared_memory, fc1) };
-        if self.direct == Direct::Roles && fc1.mlp_shared_bytes(rows) > MLP_ROLE_SHARED {
+        // In registers (mlp_regs_coop.comp) the rows take no shared memory, and by role every
+        // level's MLP is one dispatch: level 2's proj, fc1 and fc2 0.105 -> 0.092 ms at 4K on the
+        // H100 (forty-fifth session).
+        let regs = self.mlp_regs && fc1.mlp_regs_fits();
+        if self.direct == Direct::Roles && !regs && fc1.mlp_shared_bytes(rows) > MLP_ROLE_SHARED {
             return None;
         }
-        while rows > 16 && fc1.mlp_shared_bytes(rows) + 1024 > shared_memory {
+        let need = |rows| if regs { 0 } else { fc1.mlp_shared_bytes(rows) };
+        while rows > 16 && need(rows) + 1024 > shared_memory {
             rows /= 2;
         }
-        (fc1.mlp_shared_bytes(rows) + 1024 <= shared_memory).then_some(DirectTile { rows, cols: self.cols.unwrap_or(64) })
+        (need(rows) + 1024 <= shared_memory).then_some(DirectTile { rows, cols: self.cols.unwrap_or(64) })
     }
 
     /// Whether the MLP in one dispatch on `tile` (`fc1` its first layer) copies its weights into
@@ -398,7 +437,11 @@ impl NetTiles {
     /// buffer: level 0's MLP 0.216 -> 0.187 ms, level 1's 0.067 -> 0.056 (41.5 KiB) at 4K on the
     /// H100 (forty-first session).
     /// `proj`: the projection's bias is there as well ([`NetTiles::mlp_proj`]).
+    /// In registers (`mlp_regs`) the weights are all the shared memory it takes.
     pub fn mlp_weights_shared(&self, shared_memory: u32, fc1: &LinearSpec, tile: &DirectTile, proj: bool) -> bool {
+        if self.mlp_regs && fc1.mlp_regs_fits() {
+            return self.mlp_weights && fc1.mlp_weight_bytes() + 1024 <= shared_memory;
+        }
         let proj = if proj { fc1.mlp_proj_bytes() } else { 0 };
         self.mlp_weights && fc1.mlp_shared_bytes(tile.rows) + fc1.mlp_weight_bytes() + proj + 1024 <= shared_memory
     }
@@ -409,11 +452,18 @@ impl NetTiles {
     /// heads.
     pub fn attention_qkv(&self, c: usize, shared_memory: u32) -> bool {
         let f32s = self.attention_scores_f32;
-        let bytes = if self.window(c, shared_memory) { attention_qkv_window_shared_bytes(c as u32, f32s) } else { attention_qkv_shared_bytes(c as u32, f32s) };
+        let window = self.window(c, shared_memory);
+        let bytes = match (self.attention_regs, window) {
+            (true, _) => attention_regs_shared_bytes(c as u32, true, window),
+            (false, true) => attention_qkv_window_shared_bytes(c as u32, f32s),
+            (false, false) => attention_qkv_shared_bytes(c as u32, f32s),
+        };
         let fits = c % 16 == 0 && bytes + 1024 <= shared_memory;
         match self.attention_qkv {
             Direct::Off => false,
-            Direct::Roles => fits && c / b::HEAD_DIM as usize <= QKV_ROLE_HEADS,
+            // With the softmax in registers at every level: level 2's qkv and attention 0.084 ->
+            // 0.068 ms at 4K on the H100, six heads a workgroup (forty-fifth session).
+            Direct::Roles => fits && (self.attention_regs || c / b::HEAD_DIM as usize <= QKV_ROLE_HEADS),
             Direct::All => fits,
         }
     }
@@ -426,7 +476,8 @@ impl NetTiles {
     /// Only where its shared memory fits with 1 KiB to spare (not at 96 channels on 48 KiB, nor
     /// at 48 with the scores in f32).
     pub fn window(&self, c: usize, shared_memory: u32) -> bool {
-        let fits = c % 16 == 0 && attention_qkv_window_shared_bytes(c as u32, self.attention_scores_f32) + 1024 <= shared_memory;
+        let bytes = if self.attention_regs { attention_regs_shared_bytes(c as u32, true, true) } else { attention_qkv_window_shared_bytes(c as u32, self.attention_scores_f32) };
+        let fits = c % 16 == 0 && bytes + 1024 <= shared_memory;
         fits && match self.attention_window {
             Direct::Off => false,
             Direct::Roles => c / b::HEAD_DIM as usize >= WINDOW_ROLE_HEADS,
@@ -571,7 +622,10 @@ mod tests {
         assert!(t.describe(true, true, None).contains("results straight from the accumulators where it pays (TESSEL_VK_COOP_DIRECT=0 stages them"));
         assert!(all.describe(true, true, None).contains("results straight from the accumulators in every layer that can (TESSEL_VK_COOP_DIRECT=2)"));
         // The MLP in one dispatch: the level's rows where they fit (level 0's 64, not 32), fewer
-        // where not, none without `direct` or with its own switch off.
+        // where not, none without `direct` or with its own switch off. First with its activations
+        // in shared memory (TESSEL_VK_MLP_REGS=0, or where the layout probe fails).
+        let regs = t;
+        let (t, all) = (NetTiles { mlp_regs: false, ..t }, NetTiles { mlp_regs: false, ..all });
         let fc1 = |c: usize, level| LinearSpec { act: 1, ln: 1, out_f16: 1, ..spec(c, 2 * c, level) };
         assert_eq!(t.mlp(big, &fc1(32, 0)), tile(64, 64));
         assert_eq!(t.mlp(fc1(32, 0).mlp_shared_bytes(64) + 1023, &fc1(32, 0)), tile(32, 64), "fewer where 64 do not fit");
@@ -594,7 +648,7 @@ mod tests {
         assert!(!w(&all, big, &fc1(96, 2)));
         assert!(!w(&NetTiles { mlp_weights: false, ..t }, big, &fc1(32, 0)));
         assert!(t.describe(true, true, None).contains("their weights in shared memory where they fit (TESSEL_VK_COOP_MLP_W=0 from the buffer)"));
-        assert_eq!(fc1(32, 0).mlp_variant(8, &DirectTile { rows: 32, cols: 64 }, true, false).shader, "mlp_direct_w_coop");
+        assert_eq!(fc1(32, 0).mlp_variant(8, &DirectTile { rows: 32, cols: 64 }, true, false, false).shader, "mlp_direct_w_coop");
         // The attention projection first: levels up to 64 wide where its bias fits as well (level
         // 1 with its weights: 47,360 bytes on 48 KiB), with the weights where they still fit.
         let d = |t: &NetTiles, shared, f: &LinearSpec| t.mlp_dispatch(shared, f, 8).map(|(v, rows, proj)| (v.shader, rows, proj));
@@ -608,6 +662,17 @@ mod tests {
         assert_eq!(NetTiles { mlp: false, ..t }.mlp(big, &fc1(32, 0)), None);
         assert_eq!(off.mlp(big, &fc1(32, 0)), None, "only with results in the accumulators");
         assert!(off.describe(true, true, None).contains("results staged"));
+        // In registers: the weights are all the shared memory it takes, and the projection comes
+        // first at every width up to 96.
+        assert_eq!(d(&regs, big, &fc1(32, 0)), Some(("mlp_proj_regs_w_coop", 64, true)));
+        assert_eq!(d(&regs, big, &fc1(48, 1)), Some(("mlp_proj_regs_w_coop", 64, true)));
+        let small = fc1(48, 1).mlp_weight_bytes() + 1023;
+        assert_eq!(d(&regs, small, &fc1(48, 1)), Some(("mlp_proj_regs_coop", 64, true)), "the weights where they fit with 1 KiB to spare");
+        assert_eq!(d(&regs, big, &fc1(96, 2)), Some(("mlp_proj_regs_coop", 64, true)), "96 wide, by role: the projection in registers too");
+        assert_eq!(d(&NetTiles { mlp_proj: false, ..regs }, big, &fc1(32, 0)), Some(("mlp_regs_w_coop", 64, false)));
+        assert!(!fc1(112, 2).mlp_regs_fits(), "seven tiles");
+        assert!(regs.describe(true, true, None).contains("their activations in registers (TESSEL_VK_MLP_REGS=0 in shared memory)"));
+        assert!(!t.describe(true, true, None).contains("TESSEL_VK_MLP_REGS"));
     }
 
     #[test]
@@ -709,7 +774,7 @@ mod tests {
     #[test]
     fn the_attention_takes_q_k_v_in_by_role_where_it_fits() {
         let kb = 1024;
-        let roles = NetTiles::default();
+        let roles = NetTiles { attention_regs: false, ..NetTiles::default() };
         assert!(roles.attention_qkv(32, 48 * kb) && roles.attention_qkv(48, 48 * kb), "two or three heads: by role");
         assert!(!roles.attention_qkv(96, 48 * kb), "six heads: the qkv layer");
         let all = NetTiles { attention_qkv: Direct::All, ..roles };
@@ -731,7 +796,19 @@ mod tests {
         assert!(!attention_coop_fits(32, attention_coop_shared_bytes(false) - 1, false));
         assert!(attention_coop_fits(32, 32 * 1024, false) && !attention_coop_fits(32, 32 * 1024, true), "lavapipe's 32 KiB: f16 scores only");
         // With the scores in f32 a window's heads no longer fit one workgroup at 48 channels.
-        let f32s = NetTiles { attention_scores_f32: true, ..NetTiles::default() };
-        assert!(NetTiles::default().window(48, 48 * 1024) && !f32s.window(48, 48 * 1024));
+        let shm = NetTiles { attention_regs: false, ..NetTiles::default() };
+        let f32s = NetTiles { attention_scores_f32: true, ..shm };
+        assert!(shm.window(48, 48 * 1024) && !f32s.window(48, 48 * 1024));
+        // The register variants as the H100's driver reports them (within the 32 bytes it packs
+        // the stand-ins closer), and a window's six heads of 96 channels in one workgroup there.
+        assert_eq!(attention_regs_shared_bytes(96, false, false), 10_384 + 32);
+        assert_eq!(attention_regs_shared_bytes(32, true, false), 18_080 + 32);
+        assert_eq!(attention_regs_shared_bytes(48, true, true), 28_304 + 32 - 64 * 72 * 2 + 16, "no softmax weights' bytes for the rows");
+        let regs = NetTiles::default();
+        assert!(regs.window(96, 48 * 1024) && !NetTiles { attention_regs: false, ..regs }.window(96, 48 * 1024));
+        assert!(regs.attention_qkv(96, 48 * 1024), "by role at every level with the softmax in registers");
+        assert_eq!(regs.attention(96, true, regs.attention_qkv(96, 48 * 1024), 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[96]));
+        assert!(!regs.attention_qkv(96, attention_regs_shared_bytes(96, true, true) + 1023), "1 KiB to spare");
+        assert!(regs.describe(true, true, None).contains("q, k, v computed in the attention at every level that fits, with the softmax in registers"));
     }
 }

@@ -1,0 +1,189 @@
+#version 460
+// A block's MLP in one dispatch with its activations in registers (docs/ENGINE.md, "The MLP in
+// registers"): the same specialisation and push constants, grid and result as
+// mlp_direct_coop.comp, x += fc2(SiLU(fc1(LN2(x)))), and with TS_MLP_PROJ=1 the block's attention
+// projection first (x += proj(o)). It reads the matrices by the layout the layout probe checks
+// (vk-stages/src/layout.rs; NVIDIA's driver): a subgroup of 32, invocation l's element i of a
+// 16 x 16 matrix at row l / 4 + 8 ((i >> 2) & 1), column 2 (l % 4) + (i & 1) + 8 ((i >> 1) & 1),
+// alike for accumulators and A matrices. So each subgroup keeps its 16-row block's stream in
+// accumulators, takes norm2's statistics from them (four invocations a row), writes the
+// normalised rows straight into fc1's A matrices, and hands each hidden chunk, after SiLU, to
+// fc2 as an A matrix element for element: no rows, hidden activations or biases in shared
+// memory. fc2 accumulates into the stream's accumulators, stored once at the end.
+// With TS_MLP_W_SHARED=1 both weight matrices are copied into shared memory once a workgroup.
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+#include "linear_params.glsl"
+#include "coop_types.glsl"
+layout(constant_id = TS_SPEC_ROWS) const int ROWS = TS_COOP_ROWS;
+layout(local_size_x_id = TS_SPEC_THREADS) in;
+const uint THREADS = gl_WorkGroupSize.x;
+const uint C = IN, HID = OUT;
+// 16-column tiles of the stream: at most TS_MLP_REGS_TILES (level widths up to 96).
+const uint NT = C / 16;
+#ifndef TS_MLP_REGS_TILES
+#define TS_MLP_REGS_TILES 6
+#endif
+// Hidden chunks of 16 in flight at once.
+#ifndef TS_MLP_HG
+#define TS_MLP_HG 2
+#endif
+#ifndef TS_MLP_PROJ
+#define TS_MLP_PROJ 0
+#endif
+#ifndef TS_MLP_W_SHARED
+#define TS_MLP_W_SHARED 0
+#endif
+#if TS_MLP_W_SHARED
+const uint C_S = C + TS_SHARED_PAD, HID_S = HID + TS_SHARED_PAD;
+// fc1's weights [HID][C] and fc2's [C][HID], as in their buffers but for the rows' padding.
+shared float16_t W1s[HID * C_S];
+shared float16_t W2s[C * HID_S];
+#endif
+layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F16x2Buf { f16vec2 v[]; };
+
+// This invocation's columns in a 16-column tile: element i is at column
+// 2 (l % 4) + (i & 1) + 8 ((i >> 1) & 1), a pair of adjacent columns for each (i >> 1) & 1.
+uint col_of(uint tile, int i) {
+    return tile * 16 + 2 * (gl_SubgroupInvocationID % 4) + (uint(i) & 1) + 8 * ((uint(i) >> 1) & 1);
+}
+
+// A vector of C or HID halves at v, element for element as in a tile's columns, added to c.
+ACC add_columns(ACC c, uint64_t v, uint tile) {
+    F16x2Buf b = F16x2Buf(v);
+    [[unroll]] for (int p = 0; p < 2; p++) {
+        vec2 bv = vec2(b.v[col_of(tile, 2 * p) / 2]);
+        [[unroll]] for (int i = 2 * p; i < 8; i += 4) {
+            c[i] += bv.x;
+            c[i + 1] += bv.y;
+        }
+    }
+    return c;
+}
+
+// c + a x the fc1 (second: fc2) weights' output columns n..n+15 at inputs k..k+15.
+ACC mul1(ACC c, MATA a, uint n, uint k) {
+    MATB b;
+#if TS_MLP_W_SHARED
+    coopMatLoad(b, W1s, n * C_S + k, C_S, gl_CooperativeMatrixLayoutColumnMajor);
+#else
+    coopMatLoad(b, F16Rows(pc.w).v, n * C + k, C, gl_CooperativeMatrixLayoutColumnMajor);
+#endif
+    return coopMatMulAdd(a, b, c);
+}
+ACC mul2(ACC c, MATA a, uint n, uint k) {
+    MATB b;
+#if TS_MLP_W_SHARED
+    coopMatLoad(b, W2s, n * HID_S + k, HID_S, gl_CooperativeMatrixLayoutColumnMajor);
+#else
+    coopMatLoad(b, F16Rows(pc.aux).v, n * HID + k, HID, gl_CooperativeMatrixLayoutColumnMajor);
+#endif
+    return coopMatMulAdd(a, b, c);
+}
+
+void main() {
+    uint t0 = gl_WorkGroupID.x * ROWS;
+#if TS_MLP_W_SHARED
+    for (uint e = gl_LocalInvocationID.x; e < HID * C / 4; e += THREADS) {
+        f16vec4 v = F16x4Buf(pc.w).v[e];
+        uint o = (e * 4) / C * C_S + (e * 4) % C;
+        for (int j = 0; j < 4; j++) W1s[o + j] = v[j];
+    }
+    for (uint e = gl_LocalInvocationID.x; e < C * HID / 4; e += THREADS) {
+        f16vec4 v = F16x4Buf(pc.aux).v[e];
+        uint o = (e * 4) / HID * HID_S + (e * 4) % HID;
+        for (int j = 0; j < 4; j++) W2s[o + j] = v[j];
+    }
+    barrier();
+#endif
+    for (uint rb = gl_SubgroupID; rb < ROWS / 16; rb += gl_NumSubgroups) {
+        uint row0 = t0 + rb * 16;
+        if (row0 >= pc.tokens) break;
+        // The block's stream rows.
+        ACC x[TS_MLP_REGS_TILES];
+        [[unroll]] for (uint j = 0; j < NT; j++) {
+            coopMatLoad(x[j], F32Rows(pc.x).v, row0 * C + j * 16, C, gl_CooperativeMatrixLayoutRowMajor);
+        }
+#if TS_MLP_PROJ
+        // x += proj(o) + proj's bias, o the attention's output rows (f16).
+        [[unroll]] for (uint j = 0; j < NT; j++) x[j] = add_columns(x[j], pc.aux_b, j);
+        [[unroll]] for (uint k = 0; k < NT; k++) {
+            MATA a;
+            coopMatLoad(a, F16Rows(pc.y).v, row0 * C + k * 16, C, gl_CooperativeMatrixLayoutRowMajor);
+            [[unroll]] for (uint j = 0; j < NT; j++) {
+                MATB b;
+                coopMatLoad(b, F16Rows(pc.aux2).v, j * 16 * C + k * 16, C, gl_CooperativeMatrixLayoutColumnMajor);
+                x[j] = coopMatMulAdd(a, b, x[j]);
+            }
+        }
+#endif
+        // norm2: rows r0 = l / 4 (elements 0 to 3) and r0 + 8 (4 to 7), each shared by the four
+        // invocations l ^ 1, l ^ 2; the mean, then the variance around it.
+        float s0 = 0.0, s1 = 0.0;
+        [[unroll]] for (uint j = 0; j < NT; j++) {
+            [[unroll]] for (int i = 0; i < 4; i++) {
+                s0 += x[j][i];
+                s1 += x[j][i + 4];
+            }
+        }
+        s0 += subgroupShuffleXor(s0, 1);
+        s0 += subgroupShuffleXor(s0, 2);
+        s1 += subgroupShuffleXor(s1, 1);
+        s1 += subgroupShuffleXor(s1, 2);
+        float m0 = s0 / float(C), m1 = s1 / float(C);
+        float q0 = 0.0, q1 = 0.0;
+        [[unroll]] for (uint j = 0; j < NT; j++) {
+            [[unroll]] for (int i = 0; i < 4; i++) {
+                float d0 = x[j][i] - m0, d1 = x[j][i + 4] - m1;
+                q0 += d0 * d0;
+                q1 += d1 * d1;
+            }
+        }
+        q0 += subgroupShuffleXor(q0, 1);
+        q0 += subgroupShuffleXor(q0, 2);
+        q1 += subgroupShuffleXor(q1, 1);
+        q1 += subgroupShuffleXor(q1, 2);
+        float inv0 = 1.0 / sqrt(q0 / float(C) + 1e-5), inv1 = 1.0 / sqrt(q1 / float(C) + 1e-5);
+        // fc1's A matrices: the normalised rows, element for element.
+        MATA a[TS_MLP_REGS_TILES];
+        F16x2Buf g2 = F16x2Buf(pc.gamma), b2 = F16x2Buf(pc.beta);
+        [[unroll]] for (uint j = 0; j < NT; j++) {
+            [[unroll]] for (int p = 0; p < 2; p++) {
+                uint c = col_of(j, 2 * p) / 2;
+                vec2 g = vec2(g2.v[c]), be = vec2(b2.v[c]);
+                int i = 2 * p;
+                a[j][i] = float16_t((x[j][i] - m0) * inv0 * g.x + be.x);
+                a[j][i + 1] = float16_t((x[j][i + 1] - m0) * inv0 * g.y + be.y);
+                a[j][i + 4] = float16_t((x[j][i + 4] - m1) * inv1 * g.x + be.x);
+                a[j][i + 5] = float16_t((x[j][i + 5] - m1) * inv1 * g.y + be.y);
+            }
+        }
+        // fc2 starts from the stream and its bias.
+        [[unroll]] for (uint j = 0; j < NT; j++) x[j] = add_columns(x[j], pc.aux_w, j);
+        // The hidden, TS_MLP_HG chunks of 16 at a time: fc1 from fc1's bias, SiLU, rounded to
+        // f16 into an A matrix, fc2's products into the stream's accumulators.
+        for (uint h0 = 0; h0 < HID; h0 += 16 * TS_MLP_HG) {
+            ACC f[TS_MLP_HG];
+            [[unroll]] for (uint g = 0; g < TS_MLP_HG; g++) {
+                f[g] = add_columns(ACC(0.0), pc.b, h0 / 16 + g);
+                [[unroll]] for (uint k = 0; k < NT; k++) f[g] = mul1(f[g], a[k], h0 + 16 * g, 16 * k);
+            }
+            [[unroll]] for (uint g = 0; g < TS_MLP_HG; g++) {
+                MATA h;
+                [[unroll]] for (int i = 0; i < 8; i++) {
+                    float v = f[g][i];
+                    h[i] = float16_t(v / (1.0 + exp(-v)));
+                }
+                [[unroll]] for (uint j = 0; j < NT; j++) x[j] = mul2(x[j], h, 16 * j, h0 + 16 * g);
+            }
+        }
+        [[unroll]] for (uint j = 0; j < NT; j++) {
+            coopMatStore(x[j], F32Rows(pc.x).v, row0 * C + j * 16, C, gl_CooperativeMatrixLayoutRowMajor);
+        }
+    }
+}
