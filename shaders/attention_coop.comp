@@ -30,6 +30,18 @@ layout(constant_id = 0) const int C = 32;
 #ifndef TS_SOFTMAX_REGS
 #define TS_SOFTMAX_REGS 0
 #endif
+// TS_LN_REGS (with TS_SOFTMAX_REGS and TS_QKV_IN; 1 by default there): norm1 in registers
+// (ln_regs), not staged: level 0's attention 0.143 -> 0.120 ms at 4K on the H100 (forty-fifth
+// session).
+#ifndef TS_LN_REGS
+#if TS_SOFTMAX_REGS && TS_QKV_IN
+#define TS_LN_REGS 1
+#else
+#define TS_LN_REGS 0
+#endif
+#endif
+// Tiles of 16 channels ln_regs may hold: level widths up to 96.
+#define TS_LN_TILES 6
 layout(push_constant) uniform PC {
     uint64_t in_; // [tokens, 3C] f16: q, k, v; TS_QKV_IN: the stream [tokens, C] f32
     F16Buf out_;  // [tokens, C]
@@ -78,8 +90,9 @@ shared float16_t Vs[N * DS];
 // matrices lay their elements out as attend_regs() reads them (vk-stages' layout probe): no
 // scores, weights or outputs in shared memory, and with TS_QKV_IN no q either.
 #if TS_SOFTMAX_REGS
+layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F16x2Buf { f16vec2 v[]; };
 shared FS_T Fs[8];
-#if TS_QKV_IN == 1
+#if TS_QKV_IN == 1 && !TS_LN_REGS
 shared float16_t Ps[N * NS];  // the staged LayerNorm rows (IN_PS)
 #else
 shared float16_t Ps[8];
@@ -102,9 +115,20 @@ shared float bias[(TS_RPB_ENTRIES + 3) / 4 * 4];
 // TS_QKV_IN=2 (attention_qkv_window_coop): one workgroup takes every head of its window, the rows
 // staged once for all of them; they stay in As while each head's softmax weights come and go.
 const uint HW = TS_QKV_IN == 2 ? uint(C) / D : 1;
+#if TS_SOFTMAX_REGS && TS_QKV_IN == 2
+// The register variants keep Ps for TS_QKV_IN=1 alone: a window's workgroup of one head (C = 16
+// with TESSEL_VK_ATTENTION_WINDOW=2) stages its rows in As.
+const bool IN_PS = false;
+#else
 const bool IN_PS = C <= N && HW == 1;
+#endif
+#if TS_SOFTMAX_REGS && TS_LN_REGS
+shared float16_t As[8];
+shared float16_t Bs[8];
+#else
 shared float16_t As[IN_PS ? 8 : N * CS];
 shared float16_t Bs[16 * 3 * HW * D];
+#endif
 layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F16Rows { float16_t v[]; };
 
 // Window position r's stream row through norm1 into As: invocations 2r and 2r + 1 (adjacent in
@@ -259,7 +283,6 @@ void attend(uint h) {
 #if TS_WINDOW != 8 || TS_HEAD_DIM != 16
 #error "attend_regs: windows of 8 x 8 and heads of 16 channels"
 #endif
-layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F16x2Buf { f16vec2 v[]; };
 // Block rb's 16 queries of head h, with q (scaled) as an A matrix, all in registers. It assumes
 // the layout NVIDIA's driver gives mma.sync's fragments, which the layout probe
 // (vk-stages/src/layout.rs) checks on the device before this variant is chosen: a subgroup of 32,
@@ -327,16 +350,121 @@ void attend_regs(uint h, uint rb, MATA qa) {
 }
 #endif
 
+#if TS_SOFTMAX_REGS && TS_LN_REGS
+// norm1 of this subgroup's 16 rows of the window straight from the stream into A matrices (the
+// layout attend_regs assumes): invocation l loads its two rows' (window positions r0 = 16 rb +
+// l / 4 and r0 + 8) columns 2 (l % 4), +1, +8, +9 of each tile as f32 pairs, the rows' statistics
+// come from the four invocations that share each row (two shuffles), and the normalised values
+// are the A matrices' own elements. No rows or qkv bias in shared memory, no workgroup barrier
+// before the products.
+void ln_regs(out MATA la[TS_LN_TILES]) {
+    uint rb = gl_SubgroupID, l = gl_SubgroupInvocationID, t = l % 4;
+    uint r0 = rb * 16 + l / 4;
+    uint tk0 = window_token(gl_WorkGroupID.x, r0, pc.width, pc.height, pc.shift_x, pc.shift_y);
+    uint tk1 = window_token(gl_WorkGroupID.x, r0 + 8, pc.width, pc.height, pc.shift_x, pc.shift_y);
+    if (t == 0) {
+        toks[r0] = tk0;
+        toks[r0 + 8] = tk1;
+    }
+    Vec2Buf x = Vec2Buf(pc.in_);
+    float v[TS_LN_TILES * 8];
+    float s0 = 0.0, s1 = 0.0;
+    [[unroll]] for (uint j = 0; j < C / 16; j++) {
+        [[unroll]] for (uint p = 0; p < 2; p++) {
+            uint c = 16 * j + 2 * t + 8 * p;
+            vec2 a = x.v[(tk0 * C + c) / 2], b = x.v[(tk1 * C + c) / 2];
+            v[8 * j + 2 * p] = a.x;
+            v[8 * j + 2 * p + 1] = a.y;
+            v[8 * j + 2 * p + 4] = b.x;
+            v[8 * j + 2 * p + 5] = b.y;
+            s0 += a.x + a.y;
+            s1 += b.x + b.y;
+        }
+    }
+    s0 += subgroupShuffleXor(s0, 1);
+    s0 += subgroupShuffleXor(s0, 2);
+    s1 += subgroupShuffleXor(s1, 1);
+    s1 += subgroupShuffleXor(s1, 2);
+    float m0 = s0 / float(C), m1 = s1 / float(C);
+    float q0 = 0.0, q1 = 0.0;
+    [[unroll]] for (uint j = 0; j < C / 16; j++) {
+        [[unroll]] for (uint i = 0; i < 4; i++) {
+            float d0 = v[8 * j + i] - m0, d1 = v[8 * j + i + 4] - m1;
+            q0 += d0 * d0;
+            q1 += d1 * d1;
+        }
+    }
+    q0 += subgroupShuffleXor(q0, 1);
+    q0 += subgroupShuffleXor(q0, 2);
+    q1 += subgroupShuffleXor(q1, 1);
+    q1 += subgroupShuffleXor(q1, 2);
+    float inv0 = 1.0 / sqrt(q0 / float(C) + 1e-5), inv1 = 1.0 / sqrt(q1 / float(C) + 1e-5);
+    F16x2Buf g2 = F16x2Buf(pc.gamma), b2 = F16x2Buf(pc.beta);
+    [[unroll]] for (uint j = 0; j < C / 16; j++) {
+        [[unroll]] for (uint p = 0; p < 2; p++) {
+            uint c = (16 * j + 2 * t + 8 * p) / 2;
+            vec2 g = vec2(g2.v[c]), be = vec2(b2.v[c]);
+            uint i = 2 * p;
+            la[j][i] = float16_t((v[8 * j + i] - m0) * inv0 * g.x + be.x);
+            la[j][i + 1] = float16_t((v[8 * j + i + 1] - m0) * inv0 * g.y + be.y);
+            la[j][i + 4] = float16_t((v[8 * j + i + 4] - m1) * inv1 * g.x + be.x);
+            la[j][i + 5] = float16_t((v[8 * j + i + 5] - m1) * inv1 * g.y + be.y);
+        }
+    }
+}
+
+// One of q, k, v (part 0, 1, 2) of this subgroup's rows for head h from the normalised rows la:
+// qkv's bias element for element, then K = C products with B read as column-major matrices from
+// qkv's weights ([3C, C]), rounded to f16.
+coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> qkv_regs(MATA la[TS_LN_TILES], uint h, uint part) {
+    uint t = gl_SubgroupInvocationID % 4;
+    F16x2Buf b2 = F16x2Buf(pc.b);
+    ACC c = ACC(0.0);
+    [[unroll]] for (uint p = 0; p < 2; p++) {
+        vec2 bv = vec2(b2.v[(part * C + h * D + 2 * t + 8 * p) / 2]);
+        c[2 * p] = bv.x;
+        c[2 * p + 1] = bv.y;
+        c[2 * p + 4] = bv.x;
+        c[2 * p + 5] = bv.y;
+    }
+    F16Rows w = F16Rows(pc.w);
+    [[unroll]] for (uint k = 0; k < C / 16; k++) {
+        MATB bm;
+        coopMatLoad(bm, w.v, (part * C + h * D) * C + 16 * k, C, gl_CooperativeMatrixLayoutColumnMajor);
+        c = coopMatMulAdd(la[k], bm, c);
+    }
+    return coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(c);
+}
+#endif
+
 void main() {
     uint lid = gl_LocalInvocationID.x;
 #if TS_QKV_IN
     uint h0 = gl_WorkGroupID.y * HW;
+#if TS_SOFTMAX_REGS && TS_LN_REGS
+    MATA la[TS_LN_TILES];
+    ln_regs(la);
+#else
     stage_window(lid, h0);
+#endif
     for (uint h = h0; h < h0 + HW; h++) {
         // The staged rows and biases are in; the head before is done with shared memory.
         barrier();
         for (uint e = lid; e < TS_RPB_ENTRIES; e += gl_WorkGroupSize.x) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
-#if TS_SOFTMAX_REGS
+#if TS_SOFTMAX_REGS && TS_LN_REGS
+        uint rb = gl_SubgroupID;
+        MATA qa;
+        {
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_regs(la, h, 0);
+            for (int i = 0; i < m.length(); i++) qa[i] = m[i] * float16_t(0.25);
+            m = qkv_regs(la, h, 1);
+            coopMatStore(m, Ks, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
+            m = qkv_regs(la, h, 2);
+            coopMatStore(m, Vs, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
+        }
+        barrier();
+        attend_regs(h, rb, qa);
+#elif TS_SOFTMAX_REGS
         // One 16-row block a subgroup (subgroups of 32); its q stays in registers as an A matrix.
         uint rb = gl_SubgroupID;
         MATA qa;
