@@ -35,8 +35,12 @@ for run in "0 1 1 results staged in shared memory" "1 1 1 results straight from 
   grep -E "^(summary|backend|vulkan) " "$log"
   want="network: shaders (cooperative matrix f16 16x16x16"
   forced="cooperative matrix: yes (f16 16x16x16, forced by TESSEL_VK_COOPMAT_ANY_SIZE=1"
-  if [ $rc != 0 ] || ! grep -qF "$want" "$log" || ! grep -qF "$words" "$log" || ! grep -qF "$forced" "$log"; then
-    echo "FAILED: $env (exit $rc; the start-up line must name \"$want\" and \"$words\"; log $log):"
+  # Where an MLP runs in one dispatch, the register path is asked for and refused (subgroups of 8
+  # here: the layout probe does not run), and the start-up line says why.
+  regs="their activations in shared memory (the register paths need subgroups of 32, the device's are"
+  [ "$direct" != 0 ] && [ "$mlp" = 1 ] || regs="$want"
+  if [ $rc != 0 ] || ! grep -qF "$want" "$log" || ! grep -qF "$words" "$log" || ! grep -qF "$forced" "$log" || ! grep -qF "$regs" "$log"; then
+    echo "FAILED: $env (exit $rc; the start-up line must name \"$want\", \"$words\" and \"$regs\"; log $log):"
     grep -E "network:|error" "$log" | cut -c1-400
     fail=1
   fi

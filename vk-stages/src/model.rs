@@ -252,12 +252,13 @@ pub struct Model {
     pub regs_why: Option<String>,
 }
 
-/// Whether the register paths (the attention's softmax, the MLP) can run on this device: None
-/// where they can, else why not. It needs subgroups of 32 and mma.sync's fragment layout, which the layout probe checks
-/// (crate::layout; `TESSEL_VK_LAYOUT_DUMP=1` prints what it found).
+/// Whether the register paths (the attention's softmax and norm1, the MLP) can run on this
+/// device: None where they can, else why not. They need subgroups of 32 and NVIDIA's fragment
+/// layout, which the layout probe checks (crate::layout; `TESSEL_VK_LAYOUT_DUMP=1` prints what it
+/// found).
 fn regs_layout(shared: &Arc<DeviceShared>, pipelines: &mut Pipelines) -> Result<Option<String>> {
     if shared.caps.subgroup_size != 32 {
-        return Ok(Some(format!("its register path needs subgroups of 32, the device's are {}", shared.caps.subgroup_size)));
+        return Ok(Some(format!("the register paths need subgroups of 32, the device's are {}", shared.caps.subgroup_size)));
     }
     Ok(match crate::layout::probe(shared, pipelines)? {
         Ok(found) => found.check_fragment().err().map(|e| format!("the layout probe: {e}")),

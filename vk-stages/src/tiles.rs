@@ -229,7 +229,11 @@ impl NetTiles {
             } else {
                 ", the attention projections apart (TESSEL_VK_COOP_MLP_PROJ=0)"
             };
-            let regs = if self.mlp_regs { ", their activations in registers (TESSEL_VK_MLP_REGS=0 in shared memory)" } else { "" };
+            let regs = match (self.mlp_regs, regs_why) {
+                (true, _) => ", their activations in registers (TESSEL_VK_MLP_REGS=0 in shared memory)".to_string(),
+                (false, Some(why)) => format!(", their activations in shared memory ({why})"),
+                (false, None) => String::new(),
+            };
             let proj = format!("{proj}{regs}");
             let mlp = match (self.mlp, self.direct) {
                 (false, _) => ", MLPs in two dispatches (TESSEL_VK_COOP_MLP=0)".to_string(),
@@ -673,6 +677,8 @@ mod tests {
         assert!(!fc1(112, 2).mlp_regs_fits(), "seven tiles");
         assert!(regs.describe(true, true, None).contains("their activations in registers (TESSEL_VK_MLP_REGS=0 in shared memory)"));
         assert!(!t.describe(true, true, None).contains("TESSEL_VK_MLP_REGS"));
+        let why = t.describe(true, true, Some("the register paths need subgroups of 32, the device's are 8"));
+        assert!(why.contains("their activations in shared memory (the register paths need subgroups of 32"), "{why}");
     }
 
     #[test]
