@@ -30,16 +30,9 @@ layout(constant_id = 0) const int C = 32;
 #ifndef TS_SOFTMAX_REGS
 #define TS_SOFTMAX_REGS 0
 #endif
-// TS_LN_REGS (with TS_SOFTMAX_REGS and TS_QKV_IN; 1 by default there): norm1 in registers
-// (ln_regs), not staged: level 0's attention 0.143 -> 0.120 ms at 4K on the H100 (forty-fifth
-// session).
-#ifndef TS_LN_REGS
-#if TS_SOFTMAX_REGS && TS_QKV_IN
-#define TS_LN_REGS 1
-#else
-#define TS_LN_REGS 0
-#endif
-#endif
+// With TS_SOFTMAX_REGS and TS_QKV_IN, norm1 runs in registers too (ln_regs), not staged: level
+// 0's attention 0.143 -> 0.120 ms at 4K on the H100 (forty-fifth session).
+#define TS_LN_REGS (TS_SOFTMAX_REGS && TS_QKV_IN)
 // Tiles of 16 channels ln_regs may hold: level widths up to 96.
 #define TS_LN_TILES 6
 layout(push_constant) uniform PC {
@@ -92,11 +85,7 @@ shared float16_t Vs[N * DS];
 #if TS_SOFTMAX_REGS
 layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F16x2Buf { f16vec2 v[]; };
 shared FS_T Fs[8];
-#if TS_QKV_IN == 1 && !TS_LN_REGS
-shared float16_t Ps[N * NS];  // the staged LayerNorm rows (IN_PS)
-#else
 shared float16_t Ps[8];
-#endif
 #else
 shared FS_T Fs[N * NS];       // scores (stride NS); afterwards each row block's output (stride DS)
 shared float16_t Ps[N * NS];  // softmax weights (stride NS)
@@ -116,13 +105,12 @@ shared float bias[(TS_RPB_ENTRIES + 3) / 4 * 4];
 // staged once for all of them; they stay in As while each head's softmax weights come and go.
 const uint HW = TS_QKV_IN == 2 ? uint(C) / D : 1;
 #if TS_SOFTMAX_REGS && TS_QKV_IN == 2
-// The register variants keep Ps for TS_QKV_IN=1 alone: a window's workgroup of one head (C = 16
-// with TESSEL_VK_ATTENTION_WINDOW=2) stages its rows in As.
+// (The register variants stage nothing, norm1 being in registers: stage_window is not called.)
 const bool IN_PS = false;
 #else
 const bool IN_PS = C <= N && HW == 1;
 #endif
-#if TS_SOFTMAX_REGS && TS_LN_REGS
+#if TS_LN_REGS
 shared float16_t As[8];
 shared float16_t Bs[8];
 #else
@@ -350,7 +338,7 @@ void attend_regs(uint h, uint rb, MATA qa) {
 }
 #endif
 
-#if TS_SOFTMAX_REGS && TS_LN_REGS
+#if TS_LN_REGS
 // norm1 of this subgroup's 16 rows of the window straight from the stream into A matrices (the
 // layout attend_regs assumes): invocation l loads its two rows' (window positions r0 = 16 rb +
 // l / 4 and r0 + 8) columns 2 (l % 4), +1, +8, +9 of each tile as f32 pairs, the rows' statistics
@@ -441,7 +429,7 @@ void main() {
     uint lid = gl_LocalInvocationID.x;
 #if TS_QKV_IN
     uint h0 = gl_WorkGroupID.y * HW;
-#if TS_SOFTMAX_REGS && TS_LN_REGS
+#if TS_LN_REGS
     MATA la[TS_LN_TILES];
     ln_regs(la);
 #else
@@ -451,7 +439,8 @@ void main() {
         // The staged rows and biases are in; the head before is done with shared memory.
         barrier();
         for (uint e = lid; e < TS_RPB_ENTRIES; e += gl_WorkGroupSize.x) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
-#if TS_SOFTMAX_REGS && TS_LN_REGS
+#if TS_LN_REGS
+        // One 16-row block a subgroup (subgroups of 32); its q stays in registers as an A matrix.
         uint rb = gl_SubgroupID;
         MATA qa;
         {
@@ -460,20 +449,6 @@ void main() {
             m = qkv_regs(la, h, 1);
             coopMatStore(m, Ks, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
             m = qkv_regs(la, h, 2);
-            coopMatStore(m, Vs, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
-        }
-        barrier();
-        attend_regs(h, rb, qa);
-#elif TS_SOFTMAX_REGS
-        // One 16-row block a subgroup (subgroups of 32); its q stays in registers as an A matrix.
-        uint rb = gl_SubgroupID;
-        MATA qa;
-        {
-            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_part(rb, h, h - h0, 0);
-            for (int i = 0; i < m.length(); i++) qa[i] = m[i] * float16_t(0.25);
-            m = qkv_part(rb, h, h - h0, 1);
-            coopMatStore(m, Ks, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
-            m = qkv_part(rb, h, h - h0, 2);
             coopMatStore(m, Vs, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
         }
         barrier();

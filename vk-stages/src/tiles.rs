@@ -130,23 +130,13 @@ pub fn attention_qkv_window_shared_bytes(c: u32, scores_f32: bool) -> u32 {
 }
 
 /// Shared memory of the register variants (attention_*regs_coop, [`NetTiles::attention_regs`]):
-/// k and v of a head (and q where the qkv layer gives them), the window's tokens, the bias table
-/// and 16-byte stand-ins for the arrays they leave out; with q, k, v computed in the attention
-/// (`qkv_in`) a head a workgroup, the window's LayerNorm rows (in 64 x 64 padded halves of their
-/// own, up to 64 channels; else padded rows of C) and qkv's bias for one head; a window's heads in
-/// one workgroup (`window`), the rows and qkv's bias for every head.
-pub fn attention_regs_shared_bytes(c: u32, qkv_in: bool, window: bool) -> u32 {
+/// k and v of a head (and q where the qkv layer gives them: `qkv_in` false), the window's tokens
+/// and the bias table. Where they compute q, k and v, norm1 is in registers and nothing is
+/// staged, whatever the width and whether a workgroup takes a head or a window; the driver drops
+/// the 16-byte stand-ins of the arrays they leave out.
+pub fn attention_regs_shared_bytes(qkv_in: bool) -> u32 {
     let head = 64 * (16 + b::SHARED_PAD) * 2;
-    // k, v, the scores' stand-in, the tokens and the bias table.
-    let base = 2 * head + 16 + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16;
-    let rows = 64 * (c + b::SHARED_PAD) * 2;
-    match (qkv_in, window) {
-        // q, and the softmax weights' stand-in.
-        (false, _) => base + head + 16,
-        // q's stand-in, the rows in the softmax weights' bytes or their own, qkv's bias.
-        (true, false) => base + 16 + 64 * (64 + b::SHARED_PAD) * 2 + if c <= 64 { 16 } else { rows } + 16 * 3 * 16 * 2,
-        (true, true) => base + 16 + 16 + rows + 16 * 3 * c * 2,
-    }
+    (if qkv_in { 2 } else { 3 }) * head + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16
 }
 
 /// The most heads a level may have for its attention to take q, k and v in by role: each of a
@@ -391,8 +381,13 @@ impl NetTiles {
     pub fn mlp_dispatch(&self, shared_memory: u32, fc1: &LinearSpec, p: u32) -> Option<(Variant, u32, bool)> {
         let tile = self.mlp(shared_memory, fc1)?;
         let proj = self.mlp_proj(shared_memory, fc1, &tile);
-        let regs = self.mlp_regs && fc1.mlp_regs_fits();
-        Some((fc1.mlp_variant(p, &tile, self.mlp_weights_shared(shared_memory, fc1, &tile, proj), proj, regs), tile.rows, proj))
+        Some((fc1.mlp_variant(p, &tile, self.mlp_weights_shared(shared_memory, fc1, &tile, proj), proj, self.mlp_in_regs(fc1)), tile.rows, proj))
+    }
+
+    /// Whether a block's MLP in one dispatch (`fc1` its first layer) keeps its activations in
+    /// registers (mlp_regs_coop.comp): with `mlp_regs`, where that shader takes its widths.
+    pub fn mlp_in_regs(&self, fc1: &LinearSpec) -> bool {
+        self.mlp_regs && fc1.mlp_regs_fits()
     }
 
     /// Whether the MLP in one dispatch on `tile` (`fc1` its first layer) takes its block's
@@ -402,7 +397,7 @@ impl NetTiles {
     /// In registers (`mlp_regs`) at levels up to 96 wide, where nothing but the weights needs
     /// shared memory.
     pub fn mlp_proj(&self, shared_memory: u32, fc1: &LinearSpec, tile: &DirectTile) -> bool {
-        if self.mlp_regs && fc1.mlp_regs_fits() {
+        if self.mlp_in_regs(fc1) {
             return self.mlp_proj;
         }
         self.mlp_proj && fc1.inp <= 64 && fc1.inp % 4 == 0 && fc1.mlp_shared_bytes(tile.rows) + fc1.mlp_proj_bytes() + 1024 <= shared_memory
@@ -424,7 +419,7 @@ impl NetTiles {
         // In registers (mlp_regs_coop.comp) the rows take no shared memory, and by role every
         // level's MLP is one dispatch: level 2's proj, fc1 and fc2 0.105 -> 0.092 ms at 4K on the
         // H100 (forty-fifth session).
-        let regs = self.mlp_regs && fc1.mlp_regs_fits();
+        let regs = self.mlp_in_regs(fc1);
         if self.direct == Direct::Roles && !regs && fc1.mlp_shared_bytes(rows) > MLP_ROLE_SHARED {
             return None;
         }
@@ -443,7 +438,7 @@ impl NetTiles {
     /// `proj`: the projection's bias is there as well ([`NetTiles::mlp_proj`]).
     /// In registers (`mlp_regs`) the weights are all the shared memory it takes.
     pub fn mlp_weights_shared(&self, shared_memory: u32, fc1: &LinearSpec, tile: &DirectTile, proj: bool) -> bool {
-        if self.mlp_regs && fc1.mlp_regs_fits() {
+        if self.mlp_in_regs(fc1) {
             return self.mlp_weights && fc1.mlp_weight_bytes() + 1024 <= shared_memory;
         }
         let proj = if proj { fc1.mlp_proj_bytes() } else { 0 };
@@ -453,12 +448,12 @@ impl NetTiles {
     /// Whether the cooperative-matrix attention at width `c` computes its head's q, k and v
     /// itself (attention_qkv_coop) on a device with `shared_memory` bytes a workgroup: where its
     /// shared memory fits with 1 KiB to spare, and by role at levels of up to QKV_ROLE_HEADS
-    /// heads.
+    /// heads (at every level with the softmax in registers).
     pub fn attention_qkv(&self, c: usize, shared_memory: u32) -> bool {
         let f32s = self.attention_scores_f32;
         let window = self.window(c, shared_memory);
         let bytes = match (self.attention_regs, window) {
-            (true, _) => attention_regs_shared_bytes(c as u32, true, window),
+            (true, _) => attention_regs_shared_bytes(true),
             (false, true) => attention_qkv_window_shared_bytes(c as u32, f32s),
             (false, false) => attention_qkv_shared_bytes(c as u32, f32s),
         };
@@ -480,7 +475,7 @@ impl NetTiles {
     /// Only where its shared memory fits with 1 KiB to spare (not at 96 channels on 48 KiB, nor
     /// at 48 with the scores in f32).
     pub fn window(&self, c: usize, shared_memory: u32) -> bool {
-        let bytes = if self.attention_regs { attention_regs_shared_bytes(c as u32, true, true) } else { attention_qkv_window_shared_bytes(c as u32, self.attention_scores_f32) };
+        let bytes = if self.attention_regs { attention_regs_shared_bytes(true) } else { attention_qkv_window_shared_bytes(c as u32, self.attention_scores_f32) };
         let fits = c % 16 == 0 && bytes + 1024 <= shared_memory;
         fits && match self.attention_window {
             Direct::Off => false,
@@ -805,16 +800,16 @@ mod tests {
         let shm = NetTiles { attention_regs: false, ..NetTiles::default() };
         let f32s = NetTiles { attention_scores_f32: true, ..shm };
         assert!(shm.window(48, 48 * 1024) && !f32s.window(48, 48 * 1024));
-        // The register variants as the H100's driver reports them (within the 32 bytes it packs
-        // the stand-ins closer), and a window's six heads of 96 channels in one workgroup there.
-        assert_eq!(attention_regs_shared_bytes(96, false, false), 10_384 + 32);
-        assert_eq!(attention_regs_shared_bytes(32, true, false), 18_080 + 32);
-        assert_eq!(attention_regs_shared_bytes(48, true, true), 28_304 + 32 - 64 * 72 * 2 + 16, "no softmax weights' bytes for the rows");
+        // The register variants as the H100's driver reports them (forty-fifth session, call 6:
+        // 7,312 bytes at 16, 32, 48 and 96 channels with q, k, v in the attention), and a
+        // window's six heads of 96 channels in one workgroup there.
+        assert_eq!(attention_regs_shared_bytes(false), 10_384);
+        assert_eq!(attention_regs_shared_bytes(true), 7_312);
         let regs = NetTiles::default();
         assert!(regs.window(96, 48 * 1024) && !NetTiles { attention_regs: false, ..regs }.window(96, 48 * 1024));
         assert!(regs.attention_qkv(96, 48 * 1024), "by role at every level with the softmax in registers");
         assert_eq!(regs.attention(96, true, regs.attention_qkv(96, 48 * 1024), 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[96]));
-        assert!(!regs.attention_qkv(96, attention_regs_shared_bytes(96, true, true) + 1023), "1 KiB to spare");
+        assert!(!regs.attention_qkv(96, attention_regs_shared_bytes(true) + 1023), "1 KiB to spare");
         assert!(regs.describe(true, true, None).contains("q, k, v computed in the attention at every level that fits, with the softmax in registers"));
     }
 }
