@@ -159,10 +159,11 @@ TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_SCORES=32 TESSEL_VK_ATTENTION_QKV=0 run $
 step "tessel check, the linear layers' weights from the buffer (TESSEL_VK_COOP_LINEAR_W=0, the kill switch) and in shared memory wherever they fit (2)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_LINEAR_W=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_linear_w0.json"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_LINEAR_W=2 TESSEL_VK_COOP_DIRECT=2 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_linear_w_all.json"
-step "tessel check, the attention's softmax and the MLPs' activations in shared memory (TESSEL_VK_ATTENTION_REGS=0, TESSEL_VK_MLP_REGS=0: the kill switches of the register paths), each alone and both, with the layout probe's maps printed (TESSEL_VK_LAYOUT_DUMP=1)"
+step "tessel check, the attention's softmax, the MLPs' activations and the linear layers' staged rows in shared memory (TESSEL_VK_ATTENTION_REGS=0, TESSEL_VK_MLP_REGS=0, TESSEL_VK_LINEAR_REGS=0: the kill switches of the register paths), each alone and all three, with the layout probe's maps printed (TESSEL_VK_LAYOUT_DUMP=1)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_LAYOUT_DUMP=1 TESSEL_VK_ATTENTION_REGS=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_attention_regs0.json"
 TESSEL_VK_NATIVE=0 TESSEL_VK_MLP_REGS=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_mlp_regs0.json"
-TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_REGS=0 TESSEL_VK_MLP_REGS=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_regs0.json"
+TESSEL_VK_NATIVE=0 TESSEL_VK_LINEAR_REGS=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_linear_regs0.json"
+TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_REGS=0 TESSEL_VK_MLP_REGS=0 TESSEL_VK_LINEAR_REGS=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_regs0.json"
 step "tessel check, scalar path (TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0 run $B/tessel check --network vulkan --json "$OUT/check_scalar.json"
 
@@ -178,8 +179,8 @@ for s in "2560x1440 2" "3840x2160 2"; do
   TESSEL_VK_NATIVE=0 TESSEL_VK_COOP_DIRECT=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_staged.json"
   step "tessel bench --network vulkan at $size, the shaders' network with q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)"
   TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_QKV=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_qkv_layer.json"
-  step "tessel bench --network vulkan at $size, the shaders' network with the softmax and the MLPs' activations in shared memory (TESSEL_VK_ATTENTION_REGS=0 TESSEL_VK_MLP_REGS=0)"
-  TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_REGS=0 TESSEL_VK_MLP_REGS=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_regs0.json"
+  step "tessel bench --network vulkan at $size, the shaders' network with the softmax, the MLPs' activations and the linear layers' staged rows in shared memory (TESSEL_VK_ATTENTION_REGS=0 TESSEL_VK_MLP_REGS=0 TESSEL_VK_LINEAR_REGS=0)"
+  TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_REGS=0 TESSEL_VK_MLP_REGS=0 TESSEL_VK_LINEAR_REGS=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_regs0.json"
 done
 presets
 export TESSEL_VK_NATIVE=0  # the rest measures the shaders' network

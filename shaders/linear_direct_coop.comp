@@ -13,6 +13,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "linear_params.glsl"
 #include "linear_epilogue.glsl"
@@ -20,8 +21,27 @@ layout(constant_id = TS_SPEC_ROWS) const int ROWS = TS_COOP_ROWS;
 layout(local_size_x_id = TS_SPEC_THREADS) in;
 const uint THREADS = gl_WorkGroupSize.x;
 
+// TS_IN_REGS=1 (the variants linear_regs_coop, linear_regs_w_coop): the input rows that this
+// shader would stage (a LayerNorm's, the merge's gather, f32 rows) go from the buffer straight
+// into A matrices in registers instead (rows_regs below), by the layout the layout probe checks
+// (vk-stages/src/layout.rs): nothing is staged. The merge out of level 0 0.095 -> 0.039 ms at
+// 4K on the H200 (forty-sixth session). The host takes them only for inputs up to
+// 16 TS_IN_REGS_TILES wide.
+#ifndef TS_IN_REGS
+#define TS_IN_REGS 0
+#endif
+#ifndef TS_IN_REGS_TILES
+#define TS_IN_REGS_TILES 8
+#endif
+#if TS_IN_REGS
+// (Written with || alone: glslang 13 emitted specialisation constants built with && or ! from
+// others after their first use, which spirv-val refuses and the H100's driver crashed on.)
+const bool IN_REGS = LN != 0 || MODE != TS_MODE_PLAIN || IN_F16 == 0;
+const bool STAGED = false;
+#else
 // Inputs read as matrices straight from the buffer: f16 rows that need nothing first.
 const bool STAGED = LN != 0 || MODE != TS_MODE_PLAIN || IN_F16 == 0;
+#endif
 // The head (P = 8): the per-pixel path is one more product per 16 outputs (two pixels' 8 head
 // channels), of those pixels' 16 embedding values and a 16 x 16 block-diagonal matrix holding
 // pixel_head.weight^T twice; its bias joins the head's, so the bias rows are f32.
@@ -77,6 +97,85 @@ void finish(ACC c, uint row0, uint n) {
     }
 }
 
+#if TS_IN_REGS
+layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F16x2Buf { f16vec2 v[]; };
+
+// Input channels c and c + 1 of row t before any LayerNorm: a plain row (f32 or f16) or the
+// merge's gather (linear_input4's order).
+vec2 input_pair(uint t, uint c) {
+    if (MODE == TS_MODE_MERGE) {
+        const uint CIN = IN / 4;
+        uint q = c / CIN, ch = c % CIN;
+        uint tx = t % pc.width, ty = t / pc.width;
+        uint src = (2 * ty + q / 2) * (2 * pc.width) + 2 * tx + q % 2;
+        return Vec2Buf(pc.x).v[(src * CIN + ch) / 2];
+    }
+    return IN_F16 != 0 ? vec2(F16x2Buf(pc.x).v[(t * IN + c) / 2]) : Vec2Buf(pc.x).v[(t * IN + c) / 2];
+}
+
+// Input rows row0 .. row0 + 15, through their LayerNorm where the layer has one, straight into
+// A matrices: invocation l holds rows row0 + l / 4 (elements 0 to 3 of each tile) and
+// row0 + l / 4 + 8 (4 to 7), columns 2 (l % 4) + (i & 1) + 8 ((i >> 1) & 1) of each tile (the
+// layout the probe checks). Each row's statistics come from the four invocations that share it
+// (two shuffles), the mean first, then the variance around it, as stage_rows takes them; the
+// same f32 values rounded once to f16.
+void rows_regs(uint row0, out MATA la[TS_IN_REGS_TILES]) {
+    uint l = gl_SubgroupInvocationID, t = l % 4;
+    uint ra = row0 + l / 4, rb = ra + 8;
+    const uint NT = IN / 16;
+    float v[TS_IN_REGS_TILES * 8];
+    float s0 = 0.0, s1 = 0.0;
+    [[unroll]] for (uint j = 0; j < NT; j++) {
+        [[unroll]] for (uint p = 0; p < 2; p++) {
+            uint c = 16 * j + 2 * t + 8 * p;
+            vec2 a = input_pair(ra, c), b = input_pair(rb, c);
+            v[8 * j + 2 * p] = a.x;
+            v[8 * j + 2 * p + 1] = a.y;
+            v[8 * j + 2 * p + 4] = b.x;
+            v[8 * j + 2 * p + 5] = b.y;
+            s0 += a.x + a.y;
+            s1 += b.x + b.y;
+        }
+    }
+    if (LN == 0) {
+        [[unroll]] for (uint j = 0; j < NT; j++) {
+            [[unroll]] for (int i = 0; i < 8; i++) la[j][i] = float16_t(v[8 * j + i]);
+        }
+        return;
+    }
+    s0 += subgroupShuffleXor(s0, 1);
+    s0 += subgroupShuffleXor(s0, 2);
+    s1 += subgroupShuffleXor(s1, 1);
+    s1 += subgroupShuffleXor(s1, 2);
+    float m0 = s0 / float(IN), m1 = s1 / float(IN);
+    float q0 = 0.0, q1 = 0.0;
+    [[unroll]] for (uint j = 0; j < NT; j++) {
+        [[unroll]] for (uint i = 0; i < 4; i++) {
+            float d0 = v[8 * j + i] - m0, d1 = v[8 * j + i + 4] - m1;
+            q0 += d0 * d0;
+            q1 += d1 * d1;
+        }
+    }
+    q0 += subgroupShuffleXor(q0, 1);
+    q0 += subgroupShuffleXor(q0, 2);
+    q1 += subgroupShuffleXor(q1, 1);
+    q1 += subgroupShuffleXor(q1, 2);
+    float inv0 = 1.0 / sqrt(q0 / float(IN) + 1e-5), inv1 = 1.0 / sqrt(q1 / float(IN) + 1e-5);
+    F16x2Buf g2 = F16x2Buf(pc.gamma), b2 = F16x2Buf(pc.beta);
+    [[unroll]] for (uint j = 0; j < NT; j++) {
+        [[unroll]] for (uint p = 0; p < 2; p++) {
+            uint c = (16 * j + 2 * t + 8 * p) / 2;
+            vec2 g = vec2(g2.v[c]), be = vec2(b2.v[c]);
+            uint i = 2 * p;
+            la[j][i] = float16_t((v[8 * j + i] - m0) * inv0 * g.x + be.x);
+            la[j][i + 1] = float16_t((v[8 * j + i + 1] - m0) * inv0 * g.y + be.y);
+            la[j][i + 4] = float16_t((v[8 * j + i + 4] - m1) * inv1 * g.x + be.x);
+            la[j][i + 5] = float16_t((v[8 * j + i + 5] - m1) * inv1 * g.y + be.y);
+        }
+    }
+}
+#endif
+
 void main() {
     uint t0 = gl_WorkGroupID.x * ROWS;
     const uint Q = OUT / 4;
@@ -97,6 +196,14 @@ void main() {
     COPY_WEIGHTS(Ws, pc.w, OUT, IN, IN_S)
 #endif
     if (STAGED) stage_rows(t0);
+#if TS_IN_REGS
+    // Each subgroup takes one 16-row block (ROWS / 16 of them, subgroups of 32), its rows
+    // loaded before the barrier.
+    MATA la[TS_IN_REGS_TILES];
+    if (IN_REGS) {
+        if (t0 + gl_SubgroupID * 16 < pc.tokens) rows_regs(t0 + gl_SubgroupID * 16, la);
+    }
+#endif
     barrier();
     F16Rows w = F16Rows(pc.w);
     for (uint rb = gl_SubgroupID; rb < ROWS / 16; rb += gl_NumSubgroups) {
@@ -108,8 +215,15 @@ void main() {
             ACC c0 = ACC(0.0); ACC c1 = ACC(0.0); ACC c2 = ACC(0.0); ACC c3 = ACC(0.0);
 #define START_(c, n) c = start(row0, n)
             ACC4_EACH(START_, n0, nb)
+#if TS_IN_REGS
+            [[unroll]] for (uint k = 0; k < IN; k += 16) {
+                MATA a;
+                if (IN_REGS) a = la[k / 16];
+                else a = load_a(row0, rb, k);
+#else
             for (uint k = 0; k < IN; k += 16) {
                 MATA a = load_a(row0, rb, k);
+#endif
 #if TS_W_SHARED
 #define MUL_(c, n) MUL_SHARED(c, a, Ws, n, k, IN_S)
 #else

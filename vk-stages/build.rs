@@ -35,6 +35,8 @@ fn main() {
         ("mlp_proj_coop", "mlp_direct_coop.comp", &["TS_MLP_PROJ=1"]),
         ("mlp_proj_w_coop", "mlp_direct_coop.comp", &["TS_MLP_PROJ=1", "TS_MLP_W_SHARED=1"]),
         ("linear_direct_w_coop", "linear_direct_coop.comp", &["TS_W_SHARED=1"]),
+        ("linear_regs_coop", "linear_direct_coop.comp", &["TS_IN_REGS=1"]),
+        ("linear_regs_w_coop", "linear_direct_coop.comp", &["TS_IN_REGS=1", "TS_W_SHARED=1"]),
         ("attention_f32_coop", "attention_coop.comp", &["TS_SCORES_F16=0"]),
         ("attention_qkv_f32_coop", "attention_coop.comp", &["TS_QKV_IN=1", "TS_SCORES_F16=0"]),
         ("attention_qkv_window_f32_coop", "attention_coop.comp", &["TS_QKV_IN=2", "TS_SCORES_F16=0"]),

@@ -48,9 +48,23 @@ impl LinearSpec {
     /// outputs (four accumulators of 16) per chunk.
     /// `weights_shared`: its weights copied into shared memory (linear_direct_w_coop,
     /// [`LinearSpec::direct_weight_bytes`] more).
-    pub fn direct_variant(&self, p: u32, tile: &DirectTile, weights_shared: bool) -> Variant {
-        let shader = if weights_shared { "linear_direct_w_coop" } else { "linear_direct_coop" };
+    /// `regs`: the rows it would stage go into registers instead (linear_regs_coop,
+    /// linear_regs_w_coop; [`LinearSpec::in_regs_fits`]).
+    pub fn direct_variant(&self, p: u32, tile: &DirectTile, weights_shared: bool, regs: bool) -> Variant {
+        let shader = match (regs && self.in_regs_fits(), weights_shared) {
+            (false, false) => "linear_direct_coop",
+            (false, true) => "linear_direct_w_coop",
+            (true, false) => "linear_regs_coop",
+            (true, true) => "linear_regs_w_coop",
+        };
         Variant::new(shader, &self.spec(p, tile.rows, tile.cols))
+    }
+    /// Whether linear_direct_coop.comp stages this layer's input rows (a LayerNorm first, the
+    /// merge's gather, f32 rows) and its variants with TS_IN_REGS may take them in registers
+    /// instead: inputs of up to eight tiles of 16 (the merge out of a level of 32).
+    pub fn in_regs_fits(&self) -> bool {
+        let staged = self.ln == 1 || self.mode != b::MODE_PLAIN || self.in_f16 == 0;
+        staged && self.inp % 16 == 0 && self.inp <= 128
     }
     /// Shared memory that the weights take in linear_direct_w_coop (rows padded, bindings.h's
     /// TS_SHARED_PAD).
@@ -248,11 +262,12 @@ pub struct Model {
     /// The shaders' network tiles its pipelines were built with.
     pub tiles: NetTiles,
     /// Why the attention's softmax and the MLP's activations stay in shared memory though
-    /// `TESSEL_VK_ATTENTION_REGS` and `TESSEL_VK_MLP_REGS` allow registers (`regs_layout`).
+    /// `TESSEL_VK_ATTENTION_REGS`, `TESSEL_VK_MLP_REGS` and `TESSEL_VK_LINEAR_REGS` allow registers
+    /// (`regs_layout`).
     pub regs_why: Option<String>,
 }
 
-/// Whether the register paths (the attention's softmax and norm1, the MLP) can run on this
+/// Whether the register paths (the attention's softmax and norm1, the MLP, the linear layers' staged rows) can run on this
 /// device: None where they can, else why not. They need subgroups of 32 and NVIDIA's fragment
 /// layout, which the layout probe checks (crate::layout; `TESSEL_VK_LAYOUT_DUMP=1` prints what it
 /// found).
@@ -411,9 +426,10 @@ impl Model {
         let layers = Layers::new(&pkg.config);
         let mut pipelines = Pipelines::new(shared)?;
         let coop = path == NetPath::CoopMat;
-        let regs_why = if (attention_coop && tiles.attention_regs) || (coop && tiles.mlp_regs) { regs_layout(shared, &mut pipelines)? } else { None };
+        let regs_why = if (attention_coop && tiles.attention_regs) || (coop && (tiles.mlp_regs || tiles.linear_regs)) { regs_layout(shared, &mut pipelines)? } else { None };
         tiles.attention_regs &= attention_coop && regs_why.is_none();
         tiles.mlp_regs &= coop && regs_why.is_none();
+        tiles.linear_regs &= coop && regs_why.is_none();
         let input_spec = input_spec(pkg, pixel_paths);
         Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, &tiles, attention_coop, shared.caps.shared_memory)?;
         if path == NetPath::CoopMat {

@@ -75,6 +75,11 @@ pub struct NetTiles {
     /// registers (mlp_regs_coop.comp: no rows, hidden activations or biases in shared memory),
     /// on the same condition as `attention_regs`.
     pub mlp_regs: bool,
+    /// `TESSEL_VK_LINEAR_REGS=0|1`, default 1: layers on linear_direct_coop.comp whose input
+    /// rows it would stage (a LayerNorm first, the merge's gather, f32 rows) take them into
+    /// registers instead (linear_regs_coop, linear_regs_w_coop; [`LinearSpec::in_regs_fits`]),
+    /// on the same condition as `attention_regs`.
+    pub linear_regs: bool,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]):
@@ -148,7 +153,7 @@ const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true, linear_regs: true }
     }
 }
 
@@ -197,6 +202,7 @@ impl NetTiles {
             attention_scores_f32: setting("TESSEL_VK_ATTENTION_SCORES", &[16, 32])? == Some(32),
             attention_regs: setting("TESSEL_VK_ATTENTION_REGS", &[0, 1])? != Some(0),
             mlp_regs: setting("TESSEL_VK_MLP_REGS", &[0, 1])? != Some(0),
+            linear_regs: setting("TESSEL_VK_LINEAR_REGS", &[0, 1])? != Some(0),
         })
     }
 
@@ -235,7 +241,12 @@ impl NetTiles {
                 Direct::Roles => ", the linear layers' weights in shared memory where it pays (TESSEL_VK_COOP_LINEAR_W=0 from the buffer, 2 everywhere they fit)",
                 Direct::All => ", the linear layers' weights in shared memory wherever they fit (TESSEL_VK_COOP_LINEAR_W=2)",
             };
-            let mlp = format!("{mlp}{linear_w}");
+            let linear_regs = match (self.linear_regs, regs_why) {
+                (true, _) => ", their staged input rows in registers (TESSEL_VK_LINEAR_REGS=0 in shared memory)".to_string(),
+                (false, Some(why)) => format!(", their input rows staged in shared memory ({why})"),
+                (false, None) => String::new(),
+            };
+            let mlp = format!("{mlp}{linear_w}{linear_regs}");
             parts.push(match self.direct {
                 Direct::Off => "results staged in shared memory (TESSEL_VK_COOP_DIRECT=0)".to_string(),
                 Direct::Roles => format!("results straight from the accumulators where it pays (TESSEL_VK_COOP_DIRECT=0 stages them, 2 everywhere){mlp}"),
@@ -261,6 +272,7 @@ impl NetTiles {
             // The window setting only matters where q, k, v are computed in the attention.
             parts.extend((self.attention_qkv != Direct::Off).then(|| match self.attention_window {
                 Direct::Off => "a workgroup a head (TESSEL_VK_ATTENTION_WINDOW=0)".to_string(),
+                Direct::Roles if self.attention_regs => "there a window's heads in one workgroup (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head)".to_string(),
                 Direct::Roles => format!("there a window's heads in one workgroup at levels of {WINDOW_ROLE_HEADS} heads or more (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head, 2 everywhere)"),
                 Direct::All => "there a window's heads in one workgroup at every level (TESSEL_VK_ATTENTION_WINDOW=2)".to_string(),
             }));
@@ -372,7 +384,7 @@ impl NetTiles {
     /// The one decision that both building the pipelines and recording the dispatch read.
     pub fn direct_dispatch(&self, shared_memory: u32, l: &LinearSpec, p: u32) -> Option<(Variant, u32)> {
         let tile = self.direct(shared_memory, l, p)?;
-        Some((l.direct_variant(p, &tile, self.direct_weights_shared(shared_memory, l, &tile)), tile.rows))
+        Some((l.direct_variant(p, &tile, self.direct_weights_shared(shared_memory, l, &tile), self.linear_regs), tile.rows))
     }
 
     /// The same for a block's MLP in one dispatch (`fc1` its first layer; [`NetTiles::mlp`],
@@ -471,7 +483,8 @@ impl NetTiles {
     /// its window in one workgroup (attention_qkv_window_coop: the window's rows read and
     /// normalised once instead of once a head). By role at levels of WINDOW_ROLE_HEADS heads or
     /// more: at 4K on the H100 level 1's attention (three heads) 0.116 -> 0.112 ms, level 0's
-    /// (two) 0.289 -> 0.293 (forty-first session).
+    /// (two) 0.289 -> 0.293 (forty-first session). With the softmax in registers at every level:
+    /// level 0's 0.120 -> 0.107 ms (forty-sixth session).
     /// Only where its shared memory fits with 1 KiB to spare (not at 96 channels on 48 KiB, nor
     /// at 48 with the scores in f32).
     pub fn window(&self, c: usize, shared_memory: u32) -> bool {
@@ -479,7 +492,7 @@ impl NetTiles {
         let fits = c % 16 == 0 && bytes + 1024 <= shared_memory;
         fits && match self.attention_window {
             Direct::Off => false,
-            Direct::Roles => c / b::HEAD_DIM as usize >= WINDOW_ROLE_HEADS,
+            Direct::Roles => self.attention_regs || c / b::HEAD_DIM as usize >= WINDOW_ROLE_HEADS,
             Direct::All => true,
         }
     }
@@ -712,8 +725,35 @@ mod tests {
         let small = embed.direct_shared_bytes(32) + embed.direct_weight_bytes() + 1023;
         assert_eq!(t.direct(small, &embed, 8), None);
         assert_eq!(shared(&t, 16 * 1024, &proj2), tile(64, 64).map(|tl| (tl, false)));
-        assert_eq!(embed.direct_variant(8, &DirectTile { rows: 32, cols: 64 }, true).shader, "linear_direct_w_coop");
+        assert_eq!(embed.direct_variant(8, &DirectTile { rows: 32, cols: 64 }, true, true).shader, "linear_direct_w_coop", "f16 rows from the buffer: nothing to stage");
         assert!(t.describe(true, true, None).contains("the linear layers' weights in shared memory where it pays (TESSEL_VK_COOP_LINEAR_W=0 from the buffer, 2 everywhere they fit)"));
+    }
+
+    #[test]
+    fn staged_input_rows_go_into_registers_where_the_layout_allows() {
+        let t = NetTiles::default();
+        let big = 48 * 1024;
+        let head = LinearSpec { mode: b::MODE_HEAD, ln: 1, out_f16: 1, ..spec(32, 128, 0) };
+        let merge1 = LinearSpec { mode: b::MODE_MERGE, ..spec(128, 48, 1) };
+        let merge2 = LinearSpec { mode: b::MODE_MERGE, ..spec(192, 96, 2) };
+        let embed = LinearSpec { in_f16: 1, ..spec(128, 32, 0) };
+        let qkv2 = LinearSpec { ln: 1, out_f16: 1, ..spec(96, 288, 2) };
+        // The head and the merge out of level 0 (its 2 x 2 gather of 32 channels: eight tiles)
+        // take the register variants, with their weights in shared memory as before.
+        assert_eq!(t.direct_dispatch(big, &head, 8).unwrap().0.shader, "linear_regs_w_coop");
+        assert_eq!(t.direct_dispatch(big, &merge1, 8).unwrap().0.shader, "linear_regs_w_coop");
+        assert_eq!(t.direct_dispatch(big, &qkv2, 8).unwrap().0.shader, "linear_regs_coop");
+        // Nothing to stage (f16 rows from the buffer), or more than eight tiles: as before.
+        assert_eq!(t.direct_dispatch(big, &embed, 8).unwrap().0.shader, "linear_direct_w_coop");
+        assert!(!merge2.in_regs_fits() && merge1.in_regs_fits() && !embed.in_regs_fits());
+        assert_eq!(merge2.direct_variant(8, &DirectTile { rows: 64, cols: 64 }, false, true).shader, "linear_direct_coop");
+        // The same tiles either way; TESSEL_VK_LINEAR_REGS=0 (or a refused layout) stages them.
+        let off = NetTiles { linear_regs: false, ..t };
+        assert_eq!(off.direct_dispatch(big, &head, 8).unwrap(), (head.direct_variant(8, &DirectTile { rows: 128, cols: 64 }, true, false), 128));
+        assert_eq!(off.direct_dispatch(big, &head, 8).unwrap().0.shader, "linear_direct_w_coop");
+        assert_eq!(t.direct_dispatch(big, &head, 8).unwrap().0.spec, off.direct_dispatch(big, &head, 8).unwrap().0.spec);
+        assert!(t.describe(true, true, None).contains("their staged input rows in registers (TESSEL_VK_LINEAR_REGS=0 in shared memory)"));
+        assert!(off.describe(true, true, Some("no probe")).contains("their input rows staged in shared memory (no probe)"));
     }
 
     #[test]
@@ -761,7 +801,9 @@ mod tests {
         assert!(qkv_layer.describe(true, true, None).contains("q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)"));
             // The softmax in registers: one variant a role, whatever the scores' setting.
         let regs = NetTiles::default();
-        assert_eq!(regs.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_regs_coop", &[32]));
+        assert_eq!(regs.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[32]), "two heads: a window a workgroup with the softmax in registers");
+        assert_eq!(NetTiles { attention_window: Direct::Off, ..regs }.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_regs_coop", &[32]));
+        assert!(regs.describe(true, true, None).contains("there a window's heads in one workgroup (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head)"));
         assert_eq!(regs.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[48]));
         assert_eq!(regs.attention(96, true, false, 48 * 1024), Variant::new("attention_regs_coop", &[96]));
         assert_eq!(NetTiles { attention_scores_f32: true, ..regs }.attention(96, true, false, 48 * 1024), Variant::new("attention_regs_coop", &[96]));
