@@ -111,6 +111,11 @@ const bool IN_PS = false;
 const bool IN_PS = C <= N && HW == 1;
 #endif
 #if TS_LN_REGS
+// Each head's rows of qkv's weights (its q, k and v: 3 D rows of C, padded), copied into shared
+// memory before its products, which read B from there instead of the buffer: at 4K on the H100
+// level 0's attention 0.107 -> 0.082 ms, level 2's 0.067 -> 0.046 (forty-sixth session).
+const uint WS = C + TS_SHARED_PAD;
+shared float16_t Wq[3 * D * WS];
 shared float16_t As[8];
 shared float16_t Bs[8];
 #else
@@ -415,10 +420,9 @@ coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> qkv_regs(M
         c[2 * p + 4] = bv.x;
         c[2 * p + 5] = bv.y;
     }
-    F16Rows w = F16Rows(pc.w);
     [[unroll]] for (uint k = 0; k < C / 16; k++) {
         MATB bm;
-        coopMatLoad(bm, w.v, (part * C + h * D) * C + 16 * k, C, gl_CooperativeMatrixLayoutColumnMajor);
+        coopMatLoad(bm, Wq, part * D * WS + 16 * k, WS, gl_CooperativeMatrixLayoutColumnMajor);
         c = coopMatMulAdd(la[k], bm, c);
     }
     return coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(c);
@@ -439,6 +443,15 @@ void main() {
         // The staged rows and biases are in; the head before is done with shared memory.
         barrier();
         for (uint e = lid; e < TS_RPB_ENTRIES; e += gl_WorkGroupSize.x) bias[e] = float(pc.rpb.v[h * TS_RPB_ENTRIES + e]);
+#if TS_LN_REGS
+        // Row r of Wq is row (r / D) C + h D + r % D of qkv's weights.
+        for (uint e = lid; e < 3 * D * C / 4; e += gl_WorkGroupSize.x) {
+            uint r = (e * 4) / C, k = (e * 4) % C;
+            f16vec4 v = F16x4Buf(pc.w).v[(((r / D) * C + h * D + r % D) * C + k) / 4];
+            for (int j = 0; j < 4; j++) Wq[r * WS + k + j] = v[j];
+        }
+        barrier();
+#endif
 #if TS_LN_REGS
         // One 16-row block a subgroup (subgroups of 32); its q stays in registers as an A matrix.
         uint rb = gl_SubgroupID;

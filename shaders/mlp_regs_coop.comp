@@ -39,6 +39,19 @@ const uint NT = C / 16;
 #ifndef TS_MLP_W_SHARED
 #define TS_MLP_W_SHARED 0
 #endif
+#ifndef TS_MLP_W_HALVES
+#define TS_MLP_W_HALVES 0
+#endif
+#if TS_MLP_W_HALVES
+// TS_MLP_W_HALVES=1 (mlp_regs_wh_coop, mlp_proj_regs_wh_coop): the weights in shared memory a
+// half of the hidden at a time (fc1's rows and fc2's columns of that half), for levels whose
+// whole weights do not fit (level 2 of tessel-v12: 39 KiB a half). At 4K on the H100 level 2's
+// proj and MLP 0.091 -> 0.050 ms, where fc1's weights alone in shared memory gave 0.078
+// (forty-sixth session). Every subgroup takes one 16-row block and passes every barrier.
+const uint HH = HID / 2, C_S = C + TS_SHARED_PAD, HH_S = HH + TS_SHARED_PAD;
+shared float16_t W1s[HH * C_S];
+shared float16_t W2s[C * HH_S];
+#endif
 #if TS_MLP_W_SHARED
 const uint C_S = C + TS_SHARED_PAD, HID_S = HID + TS_SHARED_PAD;
 // fc1's weights [HID][C] and fc2's [C][HID], as in their buffers but for the rows' padding.
@@ -46,6 +59,22 @@ shared float16_t W1s[HID * C_S];
 shared float16_t W2s[C * HID_S];
 #endif
 layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F16x2Buf { f16vec2 v[]; };
+// Where fc1's and fc2's weights go into shared memory, the projection's do too (WP, rows WP_S
+// apart), before the products that read them: at 4K on the H100 level 0's proj and MLP 0.073 ->
+// 0.067 ms, level 2's 0.050 -> 0.045 (forty-sixth session). With the weights a half at a time
+// they wait in the first half's fc1 rows (HID / 2 >= C), which the first half's copy overwrites
+// only after a barrier.
+#define TS_MLP_PROJ_W (TS_MLP_PROJ && (TS_MLP_W_SHARED || TS_MLP_W_HALVES))
+#if TS_MLP_PROJ_W
+#if TS_MLP_W_HALVES
+#define WP W1s
+#define WP_S C_S
+#else
+shared float16_t Wp[C * (C + TS_SHARED_PAD)];
+#define WP Wp
+#define WP_S (C + TS_SHARED_PAD)
+#endif
+#endif
 
 // This invocation's columns in a 16-column tile: element i is at column
 // 2 (l % 4) + (i & 1) + 8 ((i >> 1) & 1), a pair of adjacent columns for each (i >> 1) & 1.
@@ -86,8 +115,32 @@ ACC mul2(ACC c, MATA a, uint n, uint k) {
     return coopMatMulAdd(a, b, c);
 }
 
+#if TS_MLP_W_HALVES
+// mul1 and mul2 on the half in shared memory: n and k within it.
+ACC mul1h(ACC c, MATA a, uint n, uint k) {
+    MATB b;
+    coopMatLoad(b, W1s, n * C_S + k, C_S, gl_CooperativeMatrixLayoutColumnMajor);
+    return coopMatMulAdd(a, b, c);
+}
+ACC mul2h(ACC c, MATA a, uint n, uint k) {
+    MATB b;
+    coopMatLoad(b, W2s, n * HH_S + k, HH_S, gl_CooperativeMatrixLayoutColumnMajor);
+    return coopMatMulAdd(a, b, c);
+}
+#endif
+
 void main() {
     uint t0 = gl_WorkGroupID.x * ROWS;
+#if TS_MLP_PROJ_W
+    for (uint e = gl_LocalInvocationID.x; e < C * C / 4; e += THREADS) {
+        f16vec4 v = F16x4Buf(pc.aux2).v[e];
+        uint o = (e * 4) / C * WP_S + (e * 4) % C;
+        for (int j = 0; j < 4; j++) WP[o + j] = v[j];
+    }
+#if !TS_MLP_W_SHARED
+    barrier();
+#endif
+#endif
 #if TS_MLP_W_SHARED
     for (uint e = gl_LocalInvocationID.x; e < HID * C / 4; e += THREADS) {
         f16vec4 v = F16x4Buf(pc.w).v[e];
@@ -101,9 +154,18 @@ void main() {
     }
     barrier();
 #endif
+#if TS_MLP_W_HALVES
+    {
+        // Subgroups of 32: one 16-row block each. A block past the tokens works on the
+        // workgroup's first (always in) and stores nothing, so that every barrier is passed.
+        uint rb = gl_SubgroupID;
+        bool live = t0 + rb * 16 < pc.tokens;
+        uint row0 = live ? t0 + rb * 16 : t0;
+#else
     for (uint rb = gl_SubgroupID; rb < ROWS / 16; rb += gl_NumSubgroups) {
         uint row0 = t0 + rb * 16;
         if (row0 >= pc.tokens) break;
+#endif
         // The block's stream rows.
         ACC x[TS_MLP_REGS_TILES];
         [[unroll]] for (uint j = 0; j < NT; j++) {
@@ -117,7 +179,11 @@ void main() {
             coopMatLoad(a, F16Rows(pc.y).v, row0 * C + k * 16, C, gl_CooperativeMatrixLayoutRowMajor);
             [[unroll]] for (uint j = 0; j < NT; j++) {
                 MATB b;
+#if TS_MLP_PROJ_W
+                coopMatLoad(b, WP, j * 16 * WP_S + k * 16, WP_S, gl_CooperativeMatrixLayoutColumnMajor);
+#else
                 coopMatLoad(b, F16Rows(pc.aux2).v, j * 16 * C + k * 16, C, gl_CooperativeMatrixLayoutColumnMajor);
+#endif
                 x[j] = coopMatMulAdd(a, b, x[j]);
             }
         }
@@ -167,6 +233,45 @@ void main() {
         [[unroll]] for (uint j = 0; j < NT; j++) x[j] = add_columns(x[j], pc.aux_w, j);
         // The hidden, TS_MLP_HG chunks of 16 at a time: fc1 from fc1's bias, SiLU, rounded to
         // f16 into an A matrix, fc2's products into the stream's accumulators.
+#if TS_MLP_W_HALVES
+        for (uint hf = 0; hf < 2; hf++) {
+            barrier();
+            for (uint e = gl_LocalInvocationID.x; e < HH * C / 4; e += THREADS) {
+                f16vec4 v = F16x4Buf(pc.w).v[hf * HH * C / 4 + e];
+                uint o = (e * 4) / C * C_S + (e * 4) % C;
+                for (int j = 0; j < 4; j++) W1s[o + j] = v[j];
+            }
+            for (uint e = gl_LocalInvocationID.x; e < C * HH / 4; e += THREADS) {
+                uint n = (e * 4) / HH, kk = (e * 4) % HH;
+                f16vec4 v = F16x4Buf(pc.aux).v[(n * HID + hf * HH + kk) / 4];
+                for (int j = 0; j < 4; j++) W2s[n * HH_S + kk + j] = v[j];
+            }
+            barrier();
+            for (uint hl = 0; hl < HH; hl += 16 * TS_MLP_HG) {
+                uint h0 = hf * HH + hl;
+                ACC f[TS_MLP_HG];
+                [[unroll]] for (uint g = 0; g < TS_MLP_HG; g++) {
+                    f[g] = add_columns(ACC(0.0), pc.b, h0 / 16 + g);
+                    [[unroll]] for (uint k = 0; k < NT; k++) f[g] = mul1h(f[g], a[k], hl + 16 * g, 16 * k);
+                }
+                [[unroll]] for (uint g = 0; g < TS_MLP_HG; g++) {
+                    MATA h;
+                    [[unroll]] for (int i = 0; i < 8; i++) {
+                        float v = f[g][i];
+                        h[i] = float16_t(v / (1.0 + exp(-v)));
+                    }
+                    [[unroll]] for (uint j = 0; j < NT; j++) x[j] = mul2h(x[j], h, 16 * j, hl + 16 * g);
+                }
+            }
+        }
+        if (live) {
+            [[unroll]] for (uint j = 0; j < NT; j++) {
+                coopMatStore(x[j], F32Rows(pc.x).v, row0 * C + j * 16, C, gl_CooperativeMatrixLayoutRowMajor);
+            }
+        }
+    }
+}
+#else
         for (uint h0 = 0; h0 < HID; h0 += 16 * TS_MLP_HG) {
             ACC f[TS_MLP_HG];
             [[unroll]] for (uint g = 0; g < TS_MLP_HG; g++) {
@@ -187,3 +292,4 @@ void main() {
         }
     }
 }
+#endif

@@ -81,12 +81,18 @@ impl LinearSpec {
     }
     /// A block's MLP in one dispatch (mlp_direct_coop.comp): `self` is its fc1 (IN the level's
     /// width, OUT the hidden width), `rows` tokens a workgroup.
-    /// `weights_shared`: its weights copied into shared memory (mlp_direct_w_coop,
-    /// [`LinearSpec::mlp_weight_bytes`] more); `proj`: the block's attention projection taken
-    /// first (mlp_proj_coop, mlp_proj_w_coop; [`LinearSpec::mlp_proj_bytes`] more).
+    /// `weights`: from the buffer, copied into shared memory (mlp_direct_w_coop,
+    /// [`LinearSpec::mlp_weight_bytes`] more) or, in registers only, a half of the hidden at a
+    /// time (mlp_regs_wh_coop, [`LinearSpec::mlp_weight_half_bytes`]); `proj`: the block's
+    /// attention projection taken first (mlp_proj_coop, mlp_proj_w_coop;
+    /// [`LinearSpec::mlp_proj_bytes`] more).
     /// `regs`: its activations in registers (mlp_regs_coop.comp, [`LinearSpec::mlp_regs_fits`]).
-    pub fn mlp_variant(&self, p: u32, tile: &DirectTile, weights_shared: bool, proj: bool, regs: bool) -> Variant {
-        let shader = match (regs, proj, weights_shared) {
+    pub fn mlp_variant(&self, p: u32, tile: &DirectTile, weights: MlpWeights, proj: bool, regs: bool) -> Variant {
+        if regs && weights == MlpWeights::Halves {
+            let shader = if proj { "mlp_proj_regs_wh_coop" } else { "mlp_regs_wh_coop" };
+            return Variant::new(shader, &self.spec(p, tile.rows, tile.cols));
+        }
+        let shader = match (regs, proj, weights == MlpWeights::Shared) {
             (false, false, false) => "mlp_direct_coop",
             (false, false, true) => "mlp_direct_w_coop",
             (false, true, false) => "mlp_proj_coop",
@@ -102,6 +108,17 @@ impl LinearSpec {
     /// six tiles of 16, the hidden in pairs of chunks of 16 (its TS_MLP_HG).
     pub fn mlp_regs_fits(&self) -> bool {
         self.inp % 16 == 0 && self.inp <= 96 && self.out % 32 == 0
+    }
+    /// Shared memory that half of fc1's rows and half of fc2's columns take in mlp_regs_wh_coop
+    /// (`self` the fc1; rows padded).
+    pub fn mlp_weight_half_bytes(&self) -> u32 {
+        let half = self.out / 2;
+        (half * (self.inp + b::SHARED_PAD) + self.inp * (half + b::SHARED_PAD)) * 2
+    }
+    /// Shared memory that the projection's weights take in mlp_proj_regs_w_coop (rows padded;
+    /// `self` the fc1).
+    pub fn mlp_proj_weight_bytes(&self) -> u32 {
+        self.inp * (self.inp + b::SHARED_PAD) * 2
     }
     /// Shared memory that the projection's bias takes in mlp_proj_coop (16 rows; `self` the fc1).
     pub fn mlp_proj_bytes(&self) -> u32 {
@@ -238,6 +255,17 @@ pub fn choose_path(shared: &DeviceShared) -> NetPath {
     } else {
         NetPath::CoopMat
     }
+}
+
+/// Where a block's MLP in one dispatch reads its weights ([`LinearSpec::mlp_variant`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MlpWeights {
+    /// From the buffer.
+    Buffer,
+    /// Copied into shared memory once a workgroup.
+    Shared,
+    /// Copied into shared memory a half of the hidden at a time (in registers only).
+    Halves,
 }
 
 pub struct Model {

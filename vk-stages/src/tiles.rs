@@ -7,7 +7,7 @@
 //! thirty-sixth sessions; docs/ENGINE.md): no one setting wins every layer.
 
 use crate::bindings as b;
-use crate::model::LinearSpec;
+use crate::model::{LinearSpec, MlpWeights};
 use crate::pipelines::Variant;
 
 /// The tile settings; `None` is the per-layer default.
@@ -138,10 +138,13 @@ pub fn attention_qkv_window_shared_bytes(c: u32, scores_f32: bool) -> u32 {
 /// k and v of a head (and q where the qkv layer gives them: `qkv_in` false), the window's tokens
 /// and the bias table. Where they compute q, k and v, norm1 is in registers and nothing is
 /// staged, whatever the width and whether a workgroup takes a head or a window; the driver drops
-/// the 16-byte stand-ins of the arrays they leave out.
-pub fn attention_regs_shared_bytes(qkv_in: bool) -> u32 {
+/// the 16-byte stand-ins of the arrays they leave out. There each head's rows of qkv's weights
+/// (3 x 16 rows of `c`, padded) are copied into shared memory before its products: at 4K on the
+/// H100 level 0's attention 0.107 -> 0.082 ms, level 2's 0.067 -> 0.046 (forty-sixth session).
+pub fn attention_regs_shared_bytes(c: u32, qkv_in: bool) -> u32 {
     let head = 64 * (16 + b::SHARED_PAD) * 2;
-    (if qkv_in { 2 } else { 3 }) * head + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16
+    let weights = if qkv_in { 3 * 16 * (c + b::SHARED_PAD) * 2 } else { 0 };
+    (if qkv_in { 2 } else { 3 }) * head + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16 + weights
 }
 
 /// The most heads a level may have for its attention to take q, k and v in by role: each of a
@@ -393,7 +396,26 @@ impl NetTiles {
     pub fn mlp_dispatch(&self, shared_memory: u32, fc1: &LinearSpec, p: u32) -> Option<(Variant, u32, bool)> {
         let tile = self.mlp(shared_memory, fc1)?;
         let proj = self.mlp_proj(shared_memory, fc1, &tile);
-        Some((fc1.mlp_variant(p, &tile, self.mlp_weights_shared(shared_memory, fc1, &tile, proj), proj, self.mlp_in_regs(fc1)), tile.rows, proj))
+        let weights = if self.mlp_weights_shared(shared_memory, fc1, &tile, proj) {
+            MlpWeights::Shared
+        } else if self.mlp_weight_halves(shared_memory, fc1) {
+            MlpWeights::Halves
+        } else {
+            MlpWeights::Buffer
+        };
+        Some((fc1.mlp_variant(p, &tile, weights, proj, self.mlp_in_regs(fc1)), tile.rows, proj))
+    }
+
+    /// Whether the MLP in registers (`fc1` its first layer) takes its weights into shared memory
+    /// a half of the hidden at a time (mlp_regs_wh_coop, mlp_proj_regs_wh_coop): with
+    /// `mlp_weights`, where the whole do not fit but a half does with 1 KiB to spare (level 2 of
+    /// tessel-v12: 39,936 bytes against 78,336), the hidden in halves of whole pairs of chunks,
+    /// half the hidden at least as wide as the level (the projection's weights wait in the first
+    /// half's fc1 rows). At 4K on the H100 level 2's proj and MLP 0.091 -> 0.050 ms, and 0.045
+    /// with the projection's weights there too (forty-sixth session).
+    pub fn mlp_weight_halves(&self, shared_memory: u32, fc1: &LinearSpec) -> bool {
+        let half = fc1.out / 2;
+        self.mlp_in_regs(fc1) && self.mlp_weights && fc1.mlp_weight_bytes() + 1024 > shared_memory && fc1.out % 64 == 0 && half >= fc1.inp && fc1.mlp_weight_half_bytes() + 1024 <= shared_memory
     }
 
     /// Whether a block's MLP in one dispatch (`fc1` its first layer) keeps its activations in
@@ -451,7 +473,9 @@ impl NetTiles {
     /// In registers (`mlp_regs`) the weights are all the shared memory it takes.
     pub fn mlp_weights_shared(&self, shared_memory: u32, fc1: &LinearSpec, tile: &DirectTile, proj: bool) -> bool {
         if self.mlp_in_regs(fc1) {
-            return self.mlp_weights && fc1.mlp_weight_bytes() + 1024 <= shared_memory;
+            // The projection's weights join them (mlp_regs_coop.comp's WP).
+            let proj = if proj { fc1.mlp_proj_weight_bytes() } else { 0 };
+            return self.mlp_weights && fc1.mlp_weight_bytes() + proj + 1024 <= shared_memory;
         }
         let proj = if proj { fc1.mlp_proj_bytes() } else { 0 };
         self.mlp_weights && fc1.mlp_shared_bytes(tile.rows) + fc1.mlp_weight_bytes() + proj + 1024 <= shared_memory
@@ -465,7 +489,7 @@ impl NetTiles {
         let f32s = self.attention_scores_f32;
         let window = self.window(c, shared_memory);
         let bytes = match (self.attention_regs, window) {
-            (true, _) => attention_regs_shared_bytes(true),
+            (true, _) => attention_regs_shared_bytes(c as u32, true),
             (false, true) => attention_qkv_window_shared_bytes(c as u32, f32s),
             (false, false) => attention_qkv_shared_bytes(c as u32, f32s),
         };
@@ -488,7 +512,7 @@ impl NetTiles {
     /// Only where its shared memory fits with 1 KiB to spare (not at 96 channels on 48 KiB, nor
     /// at 48 with the scores in f32).
     pub fn window(&self, c: usize, shared_memory: u32) -> bool {
-        let bytes = if self.attention_regs { attention_regs_shared_bytes(true) } else { attention_qkv_window_shared_bytes(c as u32, self.attention_scores_f32) };
+        let bytes = if self.attention_regs { attention_regs_shared_bytes(c as u32, true) } else { attention_qkv_window_shared_bytes(c as u32, self.attention_scores_f32) };
         let fits = c % 16 == 0 && bytes + 1024 <= shared_memory;
         fits && match self.attention_window {
             Direct::Off => false,
@@ -660,7 +684,7 @@ mod tests {
         assert!(!w(&all, big, &fc1(96, 2)));
         assert!(!w(&NetTiles { mlp_weights: false, ..t }, big, &fc1(32, 0)));
         assert!(t.describe(true, true, None).contains("their weights in shared memory where they fit (TESSEL_VK_COOP_MLP_W=0 from the buffer)"));
-        assert_eq!(fc1(32, 0).mlp_variant(8, &DirectTile { rows: 32, cols: 64 }, true, false, false).shader, "mlp_direct_w_coop");
+        assert_eq!(fc1(32, 0).mlp_variant(8, &DirectTile { rows: 32, cols: 64 }, MlpWeights::Shared, false, false).shader, "mlp_direct_w_coop");
         // The attention projection first: levels up to 64 wide where its bias fits as well (level
         // 1 with its weights: 47,360 bytes on 48 KiB), with the weights where they still fit.
         let d = |t: &NetTiles, shared, f: &LinearSpec| t.mlp_dispatch(shared, f, 8).map(|(v, rows, proj)| (v.shader, rows, proj));
@@ -678,9 +702,17 @@ mod tests {
         // first at every width up to 96.
         assert_eq!(d(&regs, big, &fc1(32, 0)), Some(("mlp_proj_regs_w_coop", 64, true)));
         assert_eq!(d(&regs, big, &fc1(48, 1)), Some(("mlp_proj_regs_w_coop", 64, true)));
-        let small = fc1(48, 1).mlp_weight_bytes() + 1023;
-        assert_eq!(d(&regs, small, &fc1(48, 1)), Some(("mlp_proj_regs_coop", 64, true)), "the weights where they fit with 1 KiB to spare");
-        assert_eq!(d(&regs, big, &fc1(96, 2)), Some(("mlp_proj_regs_coop", 64, true)), "96 wide, by role: the projection in registers too");
+        let small = fc1(48, 1).mlp_weight_bytes() + fc1(48, 1).mlp_proj_weight_bytes() + 1023;
+        assert_eq!(d(&regs, small, &fc1(48, 1)), Some(("mlp_proj_regs_coop", 64, true)), "the weights and the projection's where they fit with 1 KiB to spare");
+        assert_eq!(d(&NetTiles { mlp_proj: false, ..regs }, small, &fc1(48, 1)), Some(("mlp_regs_w_coop", 64, false)), "without the projection's");
+        assert_eq!(fc1(48, 1).mlp_weight_bytes() + fc1(48, 1).mlp_proj_weight_bytes(), 20_736 + 5_376);
+        assert_eq!(d(&regs, big, &fc1(96, 2)), Some(("mlp_proj_regs_wh_coop", 64, true)), "96 wide, by role: the projection in registers too, the weights a half at a time");
+        assert_eq!(fc1(96, 2).mlp_weight_half_bytes(), 39_936);
+        assert_eq!(d(&regs, fc1(96, 2).mlp_weight_half_bytes() + 1023, &fc1(96, 2)), Some(("mlp_proj_regs_coop", 64, true)), "1 KiB to spare");
+        assert_eq!(d(&NetTiles { mlp_weights: false, ..regs }, big, &fc1(96, 2)), Some(("mlp_proj_regs_coop", 64, true)), "TESSEL_VK_COOP_MLP_W=0");
+        assert_eq!(d(&NetTiles { mlp_proj: false, ..regs }, big, &fc1(96, 2)), Some(("mlp_regs_wh_coop", 64, false)));
+        assert!(!regs.mlp_weight_halves(big, &fc1(48, 1)), "the whole fit");
+        assert!(!regs.mlp_weight_halves(big, &LinearSpec { act: 1, ln: 1, out_f16: 1, ..spec(96, 160, 2) }), "halves of 80: not whole pairs of chunks");
         assert_eq!(d(&NetTiles { mlp_proj: false, ..regs }, big, &fc1(32, 0)), Some(("mlp_regs_w_coop", 64, false)));
         assert!(!fc1(112, 2).mlp_regs_fits(), "seven tiles");
         assert!(regs.describe(true, true, None).contains("their activations in registers (TESSEL_VK_MLP_REGS=0 in shared memory)"));
@@ -845,13 +877,14 @@ mod tests {
         // The register variants as the H100's driver reports them (forty-fifth session, call 6:
         // 7,312 bytes at 16, 32, 48 and 96 channels with q, k, v in the attention), and a
         // window's six heads of 96 channels in one workgroup there.
-        assert_eq!(attention_regs_shared_bytes(false), 10_384);
-        assert_eq!(attention_regs_shared_bytes(true), 7_312);
+        assert_eq!(attention_regs_shared_bytes(96, false), 10_384);
+        assert_eq!(attention_regs_shared_bytes(96, true), 7_312 + 9_984);
+        assert_eq!(attention_regs_shared_bytes(32, true), 7_312 + 3_840);
         let regs = NetTiles::default();
         assert!(regs.window(96, 48 * 1024) && !NetTiles { attention_regs: false, ..regs }.window(96, 48 * 1024));
         assert!(regs.attention_qkv(96, 48 * 1024), "by role at every level with the softmax in registers");
         assert_eq!(regs.attention(96, true, regs.attention_qkv(96, 48 * 1024), 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[96]));
-        assert!(!regs.attention_qkv(96, attention_regs_shared_bytes(true) + 1023), "1 KiB to spare");
+        assert!(!regs.attention_qkv(96, attention_regs_shared_bytes(96, true) + 1023), "1 KiB to spare");
         assert!(regs.describe(true, true, None).contains("q, k, v computed in the attention at every level that fits, with the softmax in registers"));
     }
 }
