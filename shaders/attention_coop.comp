@@ -83,7 +83,7 @@ shared float16_t Vs[N * DS];
 // matrices lay their elements out as attend_regs() reads them (vk-stages' layout probe): no
 // scores, weights or outputs in shared memory, and with TS_QKV_IN no q either.
 #if TS_SOFTMAX_REGS
-layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F16x2Buf { f16vec2 v[]; };
+#include "frag_rows.glsl"
 shared FS_T Fs[8];
 shared float16_t Ps[8];
 #else
@@ -346,10 +346,9 @@ void attend_regs(uint h, uint rb, MATA qa) {
 #if TS_LN_REGS
 // norm1 of this subgroup's 16 rows of the window straight from the stream into A matrices (the
 // layout attend_regs assumes): invocation l loads its two rows' (window positions r0 = 16 rb +
-// l / 4 and r0 + 8) columns 2 (l % 4), +1, +8, +9 of each tile as f32 pairs, the rows' statistics
-// come from the four invocations that share each row (two shuffles), and the normalised values
-// are the A matrices' own elements. No rows or qkv bias in shared memory, no workgroup barrier
-// before the products.
+// l / 4 and r0 + 8) columns 2 (l % 4), +1, +8, +9 of each tile as f32 pairs, and the LayerNorm
+// over the fragment layout (frag_rows.glsl) writes the A matrices' own elements. No rows or qkv
+// bias in shared memory, no workgroup barrier before the products.
 void ln_regs(out MATA la[TS_LN_TILES]) {
     uint rb = gl_SubgroupID, l = gl_SubgroupInvocationID, t = l % 4;
     uint r0 = rb * 16 + l / 4;
@@ -361,7 +360,6 @@ void ln_regs(out MATA la[TS_LN_TILES]) {
     }
     Vec2Buf x = Vec2Buf(pc.in_);
     float v[TS_LN_TILES * 8];
-    float s0 = 0.0, s1 = 0.0;
     [[unroll]] for (uint j = 0; j < C / 16; j++) {
         [[unroll]] for (uint p = 0; p < 2; p++) {
             uint c = 16 * j + 2 * t + 8 * p;
@@ -370,56 +368,17 @@ void ln_regs(out MATA la[TS_LN_TILES]) {
             v[8 * j + 2 * p + 1] = a.y;
             v[8 * j + 2 * p + 4] = b.x;
             v[8 * j + 2 * p + 5] = b.y;
-            s0 += a.x + a.y;
-            s1 += b.x + b.y;
         }
     }
-    s0 += subgroupShuffleXor(s0, 1);
-    s0 += subgroupShuffleXor(s0, 2);
-    s1 += subgroupShuffleXor(s1, 1);
-    s1 += subgroupShuffleXor(s1, 2);
-    float m0 = s0 / float(C), m1 = s1 / float(C);
-    float q0 = 0.0, q1 = 0.0;
-    [[unroll]] for (uint j = 0; j < C / 16; j++) {
-        [[unroll]] for (uint i = 0; i < 4; i++) {
-            float d0 = v[8 * j + i] - m0, d1 = v[8 * j + i + 4] - m1;
-            q0 += d0 * d0;
-            q1 += d1 * d1;
-        }
-    }
-    q0 += subgroupShuffleXor(q0, 1);
-    q0 += subgroupShuffleXor(q0, 2);
-    q1 += subgroupShuffleXor(q1, 1);
-    q1 += subgroupShuffleXor(q1, 2);
-    float inv0 = 1.0 / sqrt(q0 / float(C) + 1e-5), inv1 = 1.0 / sqrt(q1 / float(C) + 1e-5);
-    F16x2Buf g2 = F16x2Buf(pc.gamma), b2 = F16x2Buf(pc.beta);
-    [[unroll]] for (uint j = 0; j < C / 16; j++) {
-        [[unroll]] for (uint p = 0; p < 2; p++) {
-            uint c = (16 * j + 2 * t + 8 * p) / 2;
-            vec2 g = vec2(g2.v[c]), be = vec2(b2.v[c]);
-            uint i = 2 * p;
-            la[j][i] = float16_t((v[8 * j + i] - m0) * inv0 * g.x + be.x);
-            la[j][i + 1] = float16_t((v[8 * j + i + 1] - m0) * inv0 * g.y + be.y);
-            la[j][i + 4] = float16_t((v[8 * j + i + 4] - m1) * inv1 * g.x + be.x);
-            la[j][i + 5] = float16_t((v[8 * j + i + 5] - m1) * inv1 * g.y + be.y);
-        }
-    }
+#define V_AT(j, i) v[8 * (j) + (i)]
+    FRAG_LAYERNORM(V_AT, C / 16, C, pc.gamma, pc.beta, la)
 }
 
 // One of q, k, v (part 0, 1, 2) of this subgroup's rows for head h from the normalised rows la:
 // qkv's bias element for element, then K = C products with B read as column-major matrices from
 // qkv's weights ([3C, C]), rounded to f16.
 coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> qkv_regs(MATA la[TS_LN_TILES], uint h, uint part) {
-    uint t = gl_SubgroupInvocationID % 4;
-    F16x2Buf b2 = F16x2Buf(pc.b);
-    ACC c = ACC(0.0);
-    [[unroll]] for (uint p = 0; p < 2; p++) {
-        vec2 bv = vec2(b2.v[(part * C + h * D + 2 * t + 8 * p) / 2]);
-        c[2 * p] = bv.x;
-        c[2 * p + 1] = bv.y;
-        c[2 * p + 4] = bv.x;
-        c[2 * p + 5] = bv.y;
-    }
+    ACC c = frag_add_columns(ACC(0.0), pc.b, part * C + h * D);
     [[unroll]] for (uint k = 0; k < C / 16; k++) {
         MATB bm;
         coopMatLoad(bm, Wq, part * D * WS + 16 * k, WS, gl_CooperativeMatrixLayoutColumnMajor);

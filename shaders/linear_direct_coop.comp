@@ -98,7 +98,7 @@ void finish(ACC c, uint row0, uint n) {
 }
 
 #if TS_IN_REGS
-layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F16x2Buf { f16vec2 v[]; };
+#include "frag_rows.glsl"
 
 // Input channels c and c + 1 of row t before any LayerNorm: a plain row (f32 or f16) or the
 // merge's gather (linear_input4's order).
@@ -113,18 +113,16 @@ vec2 input_pair(uint t, uint c) {
     return IN_F16 != 0 ? vec2(F16x2Buf(pc.x).v[(t * IN + c) / 2]) : Vec2Buf(pc.x).v[(t * IN + c) / 2];
 }
 
-// Input rows row0 .. row0 + 15, through their LayerNorm where the layer has one, straight into
-// A matrices: invocation l holds rows row0 + l / 4 (elements 0 to 3 of each tile) and
-// row0 + l / 4 + 8 (4 to 7), columns 2 (l % 4) + (i & 1) + 8 ((i >> 1) & 1) of each tile (the
-// layout the probe checks). Each row's statistics come from the four invocations that share it
-// (two shuffles), the mean first, then the variance around it, as stage_rows takes them; the
-// same f32 values rounded once to f16.
+// Input rows row0 .. row0 + 15, through their LayerNorm where the layer has one
+// (frag_rows.glsl), straight into A matrices: invocation l holds rows row0 + l / 4 (elements 0 to
+// 3 of each tile) and row0 + l / 4 + 8 (4 to 7), columns 2 (l % 4) + (i & 1) + 8 ((i >> 1) & 1)
+// of each tile (the layout the probe checks): the f32 values stage_rows would take, rounded once
+// to f16.
 void rows_regs(uint row0, out MATA la[TS_IN_REGS_TILES]) {
     uint l = gl_SubgroupInvocationID, t = l % 4;
     uint ra = row0 + l / 4, rb = ra + 8;
     const uint NT = IN / 16;
     float v[TS_IN_REGS_TILES * 8];
-    float s0 = 0.0, s1 = 0.0;
     [[unroll]] for (uint j = 0; j < NT; j++) {
         [[unroll]] for (uint p = 0; p < 2; p++) {
             uint c = 16 * j + 2 * t + 8 * p;
@@ -133,8 +131,6 @@ void rows_regs(uint row0, out MATA la[TS_IN_REGS_TILES]) {
             v[8 * j + 2 * p + 1] = a.y;
             v[8 * j + 2 * p + 4] = b.x;
             v[8 * j + 2 * p + 5] = b.y;
-            s0 += a.x + a.y;
-            s1 += b.x + b.y;
         }
     }
     if (LN == 0) {
@@ -143,36 +139,8 @@ void rows_regs(uint row0, out MATA la[TS_IN_REGS_TILES]) {
         }
         return;
     }
-    s0 += subgroupShuffleXor(s0, 1);
-    s0 += subgroupShuffleXor(s0, 2);
-    s1 += subgroupShuffleXor(s1, 1);
-    s1 += subgroupShuffleXor(s1, 2);
-    float m0 = s0 / float(IN), m1 = s1 / float(IN);
-    float q0 = 0.0, q1 = 0.0;
-    [[unroll]] for (uint j = 0; j < NT; j++) {
-        [[unroll]] for (uint i = 0; i < 4; i++) {
-            float d0 = v[8 * j + i] - m0, d1 = v[8 * j + i + 4] - m1;
-            q0 += d0 * d0;
-            q1 += d1 * d1;
-        }
-    }
-    q0 += subgroupShuffleXor(q0, 1);
-    q0 += subgroupShuffleXor(q0, 2);
-    q1 += subgroupShuffleXor(q1, 1);
-    q1 += subgroupShuffleXor(q1, 2);
-    float inv0 = 1.0 / sqrt(q0 / float(IN) + 1e-5), inv1 = 1.0 / sqrt(q1 / float(IN) + 1e-5);
-    F16x2Buf g2 = F16x2Buf(pc.gamma), b2 = F16x2Buf(pc.beta);
-    [[unroll]] for (uint j = 0; j < NT; j++) {
-        [[unroll]] for (uint p = 0; p < 2; p++) {
-            uint c = (16 * j + 2 * t + 8 * p) / 2;
-            vec2 g = vec2(g2.v[c]), be = vec2(b2.v[c]);
-            uint i = 2 * p;
-            la[j][i] = float16_t((v[8 * j + i] - m0) * inv0 * g.x + be.x);
-            la[j][i + 1] = float16_t((v[8 * j + i + 1] - m0) * inv0 * g.y + be.y);
-            la[j][i + 4] = float16_t((v[8 * j + i + 4] - m1) * inv1 * g.x + be.x);
-            la[j][i + 5] = float16_t((v[8 * j + i + 5] - m1) * inv1 * g.y + be.y);
-        }
-    }
+#define V_AT(j, i) v[8 * (j) + (i)]
+    FRAG_LAYERNORM(V_AT, NT, IN, pc.gamma, pc.beta, la)
 }
 #endif
 

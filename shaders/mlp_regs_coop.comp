@@ -58,7 +58,7 @@ const uint C_S = C + TS_SHARED_PAD, HID_S = HID + TS_SHARED_PAD;
 shared float16_t W1s[HID * C_S];
 shared float16_t W2s[C * HID_S];
 #endif
-layout(buffer_reference, std430, buffer_reference_align = 4) restrict buffer F16x2Buf { f16vec2 v[]; };
+#include "frag_rows.glsl"
 // Where fc1's and fc2's weights go into shared memory, the projection's do too (WP, rows WP_S
 // apart), before the products that read them: at 4K on the H100 level 0's proj and MLP 0.073 ->
 // 0.067 ms, level 2's 0.050 -> 0.045 (forty-sixth session). With the weights a half at a time
@@ -76,23 +76,9 @@ shared float16_t Wp[C * (C + TS_SHARED_PAD)];
 #endif
 #endif
 
-// This invocation's columns in a 16-column tile: element i is at column
-// 2 (l % 4) + (i & 1) + 8 ((i >> 1) & 1), a pair of adjacent columns for each (i >> 1) & 1.
-uint col_of(uint tile, int i) {
-    return tile * 16 + 2 * (gl_SubgroupInvocationID % 4) + (uint(i) & 1) + 8 * ((uint(i) >> 1) & 1);
-}
-
-// A vector of C or HID halves at v, element for element as in a tile's columns, added to c.
+// A vector of C or HID halves at v, element for element as in tile `tile`'s columns, added to c.
 ACC add_columns(ACC c, uint64_t v, uint tile) {
-    F16x2Buf b = F16x2Buf(v);
-    [[unroll]] for (int p = 0; p < 2; p++) {
-        vec2 bv = vec2(b.v[col_of(tile, 2 * p) / 2]);
-        [[unroll]] for (int i = 2 * p; i < 8; i += 4) {
-            c[i] += bv.x;
-            c[i + 1] += bv.y;
-        }
-    }
-    return c;
+    return frag_add_columns(c, v, 16 * tile);
 }
 
 // c + a x the fc1 (second: fc2) weights' output columns n..n+15 at inputs k..k+15.
@@ -188,47 +174,10 @@ void main() {
             }
         }
 #endif
-        // norm2: rows r0 = l / 4 (elements 0 to 3) and r0 + 8 (4 to 7), each shared by the four
-        // invocations l ^ 1, l ^ 2; the mean, then the variance around it.
-        float s0 = 0.0, s1 = 0.0;
-        [[unroll]] for (uint j = 0; j < NT; j++) {
-            [[unroll]] for (int i = 0; i < 4; i++) {
-                s0 += x[j][i];
-                s1 += x[j][i + 4];
-            }
-        }
-        s0 += subgroupShuffleXor(s0, 1);
-        s0 += subgroupShuffleXor(s0, 2);
-        s1 += subgroupShuffleXor(s1, 1);
-        s1 += subgroupShuffleXor(s1, 2);
-        float m0 = s0 / float(C), m1 = s1 / float(C);
-        float q0 = 0.0, q1 = 0.0;
-        [[unroll]] for (uint j = 0; j < NT; j++) {
-            [[unroll]] for (int i = 0; i < 4; i++) {
-                float d0 = x[j][i] - m0, d1 = x[j][i + 4] - m1;
-                q0 += d0 * d0;
-                q1 += d1 * d1;
-            }
-        }
-        q0 += subgroupShuffleXor(q0, 1);
-        q0 += subgroupShuffleXor(q0, 2);
-        q1 += subgroupShuffleXor(q1, 1);
-        q1 += subgroupShuffleXor(q1, 2);
-        float inv0 = 1.0 / sqrt(q0 / float(C) + 1e-5), inv1 = 1.0 / sqrt(q1 / float(C) + 1e-5);
-        // fc1's A matrices: the normalised rows, element for element.
+        // norm2 from the accumulators straight into fc1's A matrices.
         MATA a[TS_MLP_REGS_TILES];
-        F16x2Buf g2 = F16x2Buf(pc.gamma), b2 = F16x2Buf(pc.beta);
-        [[unroll]] for (uint j = 0; j < NT; j++) {
-            [[unroll]] for (int p = 0; p < 2; p++) {
-                uint c = col_of(j, 2 * p) / 2;
-                vec2 g = vec2(g2.v[c]), be = vec2(b2.v[c]);
-                int i = 2 * p;
-                a[j][i] = float16_t((x[j][i] - m0) * inv0 * g.x + be.x);
-                a[j][i + 1] = float16_t((x[j][i + 1] - m0) * inv0 * g.y + be.y);
-                a[j][i + 4] = float16_t((x[j][i + 4] - m1) * inv1 * g.x + be.x);
-                a[j][i + 5] = float16_t((x[j][i + 5] - m1) * inv1 * g.y + be.y);
-            }
-        }
+#define X_AT(j, i) x[j][i]
+        FRAG_LAYERNORM(X_AT, NT, C, pc.gamma, pc.beta, a)
         // fc2 starts from the stream and its bias.
         [[unroll]] for (uint j = 0; j < NT; j++) x[j] = add_columns(x[j], pc.aux_w, j);
         // The hidden, TS_MLP_HG chunks of 16 at a time: fc1 from fc1's bias, SiLU, rounded to
