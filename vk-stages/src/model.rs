@@ -289,16 +289,16 @@ pub struct Model {
     pub pixel_paths: PixelPaths,
     /// The shaders' network tiles its pipelines were built with.
     pub tiles: NetTiles,
-    /// Why the attention's softmax and the MLP's activations stay in shared memory though
-    /// `TESSEL_VK_ATTENTION_REGS`, `TESSEL_VK_MLP_REGS` and `TESSEL_VK_LINEAR_REGS` allow registers
-    /// (`regs_layout`).
+    /// Why the attention's softmax, the MLP's activations and the linear layers' input rows stay
+    /// in shared memory though `TESSEL_VK_ATTENTION_REGS`, `TESSEL_VK_MLP_REGS` and
+    /// `TESSEL_VK_LINEAR_REGS` allow registers (`regs_layout`).
     pub regs_why: Option<String>,
 }
 
-/// Whether the register paths (the attention's softmax and norm1, the MLP, the linear layers' staged rows) can run on this
-/// device: None where they can, else why not. They need subgroups of 32 and NVIDIA's fragment
-/// layout, which the layout probe checks (crate::layout; `TESSEL_VK_LAYOUT_DUMP=1` prints what it
-/// found).
+/// Whether the register paths (the attention's softmax and norm1, the MLP, the linear layers'
+/// staged rows) can run on this device: None where they can, else why not. They need subgroups of
+/// 32 and NVIDIA's fragment layout, which the layout probe checks (crate::layout;
+/// `TESSEL_VK_LAYOUT_DUMP=1` prints what it found).
 fn regs_layout(shared: &Arc<DeviceShared>, pipelines: &mut Pipelines) -> Result<Option<String>> {
     if shared.caps.subgroup_size != 32 {
         return Ok(Some(format!("the register paths need subgroups of 32, the device's are {}", shared.caps.subgroup_size)));
