@@ -15,7 +15,8 @@
 #   device: tar xzf .carrypack/carry.tgz && bash scripts/shader_variants.sh run [ROUNDS] [SIZE]
 #             (carry .carrypack and .gl as for device_check.sh; defaults 2 rounds at 3840x2160).
 #             ENV_NAME='VAR=VALUE ...' gives variant NAME run-time settings as well (names are
-#             letters, digits and _; ENV_base the baseline's).
+#             letters, digits and _; ENV_base the baseline's). PACK=1 moves the logs into one
+#             archive, OUT.tgz (the device tool brings back at most eight files a call).
 #             Here, TESSEL=./target/release/tessel RUNNER="bash scripts/lavapipe_coop.sh" runs
 #             it on unstable lavapipe's cooperative matrices (agreement only; CPU times).
 set -euo pipefail
@@ -82,6 +83,9 @@ run)
   files=(); for n in "${names[@]}"; do files+=("$out/profile_${n}_r$rounds.txt"); done
   awk 'FNR == 1 {f++} /^  [a-z]/ && $2 ~ /^[0-9.]+$/ {if (f == 1) order[++k] = $1; t[$1, f] = $2} END {
     for (i = 1; i <= k; i++) {line = sprintf("%-20s", order[i]); for (j = 1; j <= f; j++) line = line sprintf(" %8s", t[order[i], j]); print line}}' "${files[@]}"
+  if [ "${PACK:-0}" = 1 ]; then
+    tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")" && rm -rf "$out" && echo "logs: $out.tgz"
+  fi
   exit $fail
   ;;
 *) echo "shader_variants: unknown mode '$mode' (build, list, run)" >&2; exit 2 ;;
