@@ -118,26 +118,14 @@ ACC mul2h(ACC c, MATA a, uint n, uint k) {
 void main() {
     uint t0 = gl_WorkGroupID.x * ROWS;
 #if TS_MLP_PROJ_W
-    for (uint e = gl_LocalInvocationID.x; e < C * C / 4; e += THREADS) {
-        f16vec4 v = F16x4Buf(pc.aux2).v[e];
-        uint o = (e * 4) / C * WP_S + (e * 4) % C;
-        for (int j = 0; j < 4; j++) WP[o + j] = v[j];
-    }
+    COPY_WEIGHTS(WP, pc.aux2, C, C, WP_S)
 #if !TS_MLP_W_SHARED
     barrier();
 #endif
 #endif
 #if TS_MLP_W_SHARED
-    for (uint e = gl_LocalInvocationID.x; e < HID * C / 4; e += THREADS) {
-        f16vec4 v = F16x4Buf(pc.w).v[e];
-        uint o = (e * 4) / C * C_S + (e * 4) % C;
-        for (int j = 0; j < 4; j++) W1s[o + j] = v[j];
-    }
-    for (uint e = gl_LocalInvocationID.x; e < C * HID / 4; e += THREADS) {
-        f16vec4 v = F16x4Buf(pc.aux).v[e];
-        uint o = (e * 4) / HID * HID_S + (e * 4) % HID;
-        for (int j = 0; j < 4; j++) W2s[o + j] = v[j];
-    }
+    COPY_WEIGHTS(W1s, pc.w, HID, C, C_S)
+    COPY_WEIGHTS(W2s, pc.aux, C, HID, HID_S)
     barrier();
 #endif
 #if TS_MLP_W_HALVES

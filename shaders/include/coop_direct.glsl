@@ -40,15 +40,6 @@ ACC add_old(ACC c, uint64_t x, uint row0, uint n, uint width) {
     return c + old;
 }
 
-// A weight matrix [out][K] of the buffer at w into a shared array W of rows KS apart, four
-// halves an invocation and step.
-#define COPY_WEIGHTS(W, w, OUTN, K, KS) \
-    for (uint e_ = gl_LocalInvocationID.x; e_ < (OUTN) * (K) / 4; e_ += THREADS) { \
-        f16vec4 v_ = F16x4Buf(w).v[e_]; \
-        uint o_ = (e_ * 4) / (K) * (KS) + (e_ * 4) % (K); \
-        for (int j_ = 0; j_ < 4; j_++) W[o_ + j_] = v_[j_]; \
-    }
-
 // A row's half held by one of its two invocations as NQ vec4s in v (channels i0 onwards, W in
 // all): its LayerNorm (layernorm_pair.glsl, then gamma and beta) as f16 into As from a0 on.
 #define LN_PAIR_STAGE(v, NQ, W, a0, i0) { \

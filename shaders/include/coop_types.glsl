@@ -1,5 +1,5 @@
-// The matrix types and row buffers of the cooperative-matrix shaders that keep their results in
-// the accumulators (coop_direct.glsl, mlp_regs_coop.comp).
+// The matrix types, row buffers and weight copy of the cooperative-matrix shaders that keep their
+// results in the accumulators (coop_direct.glsl, mlp_regs_coop.comp).
 #ifndef TS_COOP_TYPES
 #define TS_COOP_TYPES
 // Matrix loads and stores of whole 16-element rows: the base addresses are 256-byte aligned and
@@ -11,4 +11,13 @@ layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F3
 #define ACC16 coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 #define MATA coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
 #define MATB coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+
+// A weight matrix [out][K] of the buffer at w into a shared array W of rows KS apart, four halves
+// an invocation and step (the shader's THREADS invocations).
+#define COPY_WEIGHTS(W, w, OUTN, K, KS) \
+    for (uint e_ = gl_LocalInvocationID.x; e_ < (OUTN) * (K) / 4; e_ += THREADS) { \
+        f16vec4 v_ = F16x4Buf(w).v[e_]; \
+        uint o_ = (e_ * 4) / (K) * (KS) + (e_ * 4) % (K); \
+        for (int j_ = 0; j_ < 4; j_++) W[o_ + j_] = v_[j_]; \
+    }
 #endif

@@ -88,19 +88,19 @@ impl LinearSpec {
     /// [`LinearSpec::mlp_proj_bytes`] more).
     /// `regs`: its activations in registers (mlp_regs_coop.comp, [`LinearSpec::mlp_regs_fits`]).
     pub fn mlp_variant(&self, p: u32, tile: &DirectTile, weights: MlpWeights, proj: bool, regs: bool) -> Variant {
-        if regs && weights == MlpWeights::Halves {
-            let shader = if proj { "mlp_proj_regs_wh_coop" } else { "mlp_regs_wh_coop" };
-            return Variant::new(shader, &self.spec(p, tile.rows, tile.cols));
-        }
-        let shader = match (regs, proj, weights == MlpWeights::Shared) {
-            (false, false, false) => "mlp_direct_coop",
-            (false, false, true) => "mlp_direct_w_coop",
-            (false, true, false) => "mlp_proj_coop",
-            (false, true, true) => "mlp_proj_w_coop",
-            (true, false, false) => "mlp_regs_coop",
-            (true, false, true) => "mlp_regs_w_coop",
-            (true, true, false) => "mlp_proj_regs_coop",
-            (true, true, true) => "mlp_proj_regs_w_coop",
+        use MlpWeights::*;
+        // Halves exist only in registers: elsewhere the weights stay in the buffer.
+        let shader = match (regs, proj, weights) {
+            (false, false, Shared) => "mlp_direct_w_coop",
+            (false, false, _) => "mlp_direct_coop",
+            (false, true, Shared) => "mlp_proj_w_coop",
+            (false, true, _) => "mlp_proj_coop",
+            (true, false, Buffer) => "mlp_regs_coop",
+            (true, false, Shared) => "mlp_regs_w_coop",
+            (true, false, Halves) => "mlp_regs_wh_coop",
+            (true, true, Buffer) => "mlp_proj_regs_coop",
+            (true, true, Shared) => "mlp_proj_regs_w_coop",
+            (true, true, Halves) => "mlp_proj_regs_wh_coop",
         };
         Variant::new(shader, &self.spec(p, tile.rows, tile.cols))
     }
