@@ -24,6 +24,8 @@
 #include "layernorm_pair.glsl"
 layout(local_size_x = 128) in;
 layout(constant_id = 0) const int C = 32;
+// 1: the residual stream that TS_QKV_IN reads is f16 (docs/ENGINE.md, "The streams in f16").
+layout(constant_id = 1) const int STREAM16 = 0;
 #ifndef TS_QKV_IN
 #define TS_QKV_IN 0
 #endif
@@ -36,7 +38,7 @@ layout(constant_id = 0) const int C = 32;
 // Tiles of 16 channels ln_regs may hold: level widths up to 96.
 #define TS_LN_TILES 6
 layout(push_constant) uniform PC {
-    uint64_t in_; // [tokens, 3C] f16: q, k, v; TS_QKV_IN: the stream [tokens, C] f32
+    uint64_t in_; // [tokens, 3C] f16: q, k, v; TS_QKV_IN: the stream [tokens, C] (f32; STREAM16 f16)
     F16Buf out_;  // [tokens, C]
     F16Buf rpb;   // [heads, 225]
     uint width;   // level grid, tokens
@@ -131,9 +133,11 @@ void stage_window(uint lid, uint h) {
     uint r = lid / 2, i0 = (lid % 2) * HALF;
     uint t = window_token(gl_WorkGroupID.x, r, pc.width, pc.height, pc.shift_x, pc.shift_y);
     if (lid % 2 == 0) toks[r] = t;
-    Vec4Buf x = Vec4Buf(pc.in_);
     vec4 v[HALF / 4];
-    for (uint j = 0; j < HALF / 4; j++) v[j] = x.v[(t * C + i0) / 4 + j];
+    for (uint j = 0; j < HALF / 4; j++) {
+        uint q = (t * C + i0) / 4 + j;
+        v[j] = STREAM16 != 0 ? vec4(F16x4Buf(pc.in_).v[q]) : Vec4Buf(pc.in_).v[q];
+    }
     float mean, inv;
     LN_PAIR_STATS(v, HALF / 4, C, mean, inv)
     for (uint j = 0; j < HALF / 4; j++) {
@@ -358,12 +362,13 @@ void ln_regs(out MATA la[TS_LN_TILES]) {
         toks[r0] = tk0;
         toks[r0 + 8] = tk1;
     }
-    Vec2Buf x = Vec2Buf(pc.in_);
     float v[TS_LN_TILES * 8];
     [[unroll]] for (uint j = 0; j < C / 16; j++) {
         [[unroll]] for (uint p = 0; p < 2; p++) {
             uint c = 16 * j + 2 * t + 8 * p;
-            vec2 a = x.v[(tk0 * C + c) / 2], b = x.v[(tk1 * C + c) / 2];
+            uint q0 = (tk0 * C + c) / 2, q1 = (tk1 * C + c) / 2;
+            vec2 a = STREAM16 != 0 ? vec2(F16x2Buf(pc.in_).v[q0]) : Vec2Buf(pc.in_).v[q0];
+            vec2 b = STREAM16 != 0 ? vec2(F16x2Buf(pc.in_).v[q1]) : Vec2Buf(pc.in_).v[q1];
             v[8 * j + 2 * p] = a.x;
             v[8 * j + 2 * p + 1] = a.y;
             v[8 * j + 2 * p + 4] = b.x;

@@ -76,6 +76,45 @@ void load_rows(uint t0) {
     barrier();
 }
 
+#ifndef TS_EPI8
+#define TS_EPI8 0
+#endif
+#if TS_EPI8
+// f16 outputs in items of eight (16 bytes: one load of the old values, one store) instead of four.
+layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer U4Buf { uvec4 v[]; };
+uint pack2(vec2 v) { return packFloat2x16(f16vec2(v)); }
+vec2 unpack2(uint u) { return vec2(unpackFloat2x16(u)); }
+void epilogue8(uint t0, uint n0, uint nblocks) {
+    uint q = nblocks * 2;
+    const uint EPI = uint(COLS) / 16;
+    vec4 va[EPI], vb[EPI];
+    uvec4 old[EPI];
+    uint dst[EPI];
+    bool live[EPI];
+    for (uint k = 0; k < EPI; k++) {
+        uint e = gl_LocalInvocationID.x + k * THREADS;
+        uint r = e / q, c = (e % q) * 8;
+        live[k] = e < ROWS * q && t0 + r < pc.tokens;
+        if (live[k]) {
+            uint ci = r * COLS_S + c;
+            va[k] = linear_value4(t0 + r, n0 + c, vec4(Fs[ci], Fs[ci + 1], Fs[ci + 2], Fs[ci + 3]));
+            vb[k] = linear_value4(t0 + r, n0 + c + 4, vec4(Fs[ci + 4], Fs[ci + 5], Fs[ci + 6], Fs[ci + 7]));
+            dst[k] = linear_dst(t0 + r, n0 + c);
+            old[k] = RESIDUAL != 0 ? U4Buf(pc.y).v[dst[k] / 8] : uvec4(0);
+        }
+    }
+    for (uint k = 0; k < EPI; k++) {
+        if (!live[k]) continue;
+        vec4 a = va[k], b = vb[k];
+        if (RESIDUAL != 0) {
+            a += vec4(unpack2(old[k].x), unpack2(old[k].y));
+            b += vec4(unpack2(old[k].z), unpack2(old[k].w));
+        }
+        U4Buf(pc.y).v[dst[k] / 8] = uvec4(pack2(a.xy), pack2(a.zw), pack2(b.xy), pack2(b.zw));
+    }
+}
+#endif
+
 void main() {
     uint t0 = gl_WorkGroupID.x * ROWS;
     if (MODE == TS_MODE_HEAD && pc.aux != 0ul) {
@@ -127,6 +166,13 @@ void main() {
             if (nblocks > 3) coopMatStore(c3, Fs, base + 48, COLS_S, gl_CooperativeMatrixLayoutRowMajor);
         }
         barrier();
+#if TS_EPI8
+        if (OUT_F16 != 0) {
+            epilogue8(t0, n0, nblocks);
+            barrier();
+            continue;
+        }
+#endif
         // Epilogue: each invocation takes up to EPI four-output items; their values and residual
         // reads are all issued before any store.
         uint q = nblocks * 4;

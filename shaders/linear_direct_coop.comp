@@ -81,7 +81,7 @@ ACC start(uint row0, uint n) {
         coopMatLoad(b16, Bs, n, OUT, gl_CooperativeMatrixLayoutRowMajor);
         c = ACC(b16);
     }
-    if (RESIDUAL != 0 && OUT_F16 == 0) c = add_old(c, pc.y, row0, n, OUT);
+    if (RESIDUAL != 0) c = add_old(c, pc.y, row0, n, OUT, OUT_F16 != 0);
     return c;
 }
 
@@ -100,15 +100,15 @@ void finish(ACC c, uint row0, uint n) {
 #if TS_IN_REGS
 #include "frag_rows.glsl"
 
-// Input channels c and c + 1 of row t before any LayerNorm: a plain row (f32 or f16) or the
-// merge's gather (linear_input4's order).
+// Input channels c and c + 1 of row t before any LayerNorm: a plain row or the merge's gather
+// (linear_input4's order), f32 or f16.
 vec2 input_pair(uint t, uint c) {
     if (MODE == TS_MODE_MERGE) {
         const uint CIN = IN / 4;
         uint q = c / CIN, ch = c % CIN;
         uint tx = t % pc.width, ty = t / pc.width;
         uint src = (2 * ty + q / 2) * (2 * pc.width) + 2 * tx + q % 2;
-        return Vec2Buf(pc.x).v[(src * CIN + ch) / 2];
+        return IN_F16 != 0 ? vec2(F16x2Buf(pc.x).v[(src * CIN + ch) / 2]) : Vec2Buf(pc.x).v[(src * CIN + ch) / 2];
     }
     return IN_F16 != 0 ? vec2(F16x2Buf(pc.x).v[(t * IN + c) / 2]) : Vec2Buf(pc.x).v[(t * IN + c) / 2];
 }

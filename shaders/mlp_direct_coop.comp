@@ -2,7 +2,8 @@
 // A block's MLP in one dispatch on cooperative matrices (docs/ENGINE.md, "The MLP in one
 // dispatch"): x += fc2(SiLU(fc1(LN2(x)))) over ROWS tokens a workgroup of 2 ROWS invocations,
 // with the specialisation and push constants of the linear shaders: IN = C (the level's width),
-// OUT = the hidden width; x is the f32 stream (read and written), w and b fc1's, aux and aux_w
+// OUT = the hidden width; x is the stream (read and written; f32, or f16 where IN_F16 says so),
+// w and b fc1's, aux and aux_w
 // fc2's weight and bias, gamma and beta norm2's. The LayerNorm's rows are staged as f16 in shared
 // memory; each subgroup then takes 16-row blocks: the hidden chunk by chunk as accumulators
 // started from fc1's bias, SiLU element by element, rounded to f16 into the block's own rows of
@@ -38,6 +39,8 @@ layout(constant_id = TS_SPEC_ROWS) const int ROWS = TS_COOP_ROWS;
 layout(local_size_x_id = TS_SPEC_THREADS) in;
 const uint THREADS = gl_WorkGroupSize.x;
 const uint C = IN, HID = OUT;
+// fc1's IN_F16: the model keeps its residual streams in f16 (docs/ENGINE.md, "The streams in f16").
+const bool STREAM16 = IN_F16 != 0;
 // Row strides in shared memory (bindings.h, TS_SHARED_PAD).
 const uint C_S = IN_S, HID_S = HID + TS_SHARED_PAD;
 
@@ -139,7 +142,7 @@ void main() {
         {
             ACC c0 = ACC(0.0); ACC c1 = ACC(0.0); ACC c2 = ACC(0.0); ACC c3 = ACC(0.0);
             const uint nb = C / 16;
-#define STARTP_(c, n) { ACC16 b16_; coopMatLoad(b16_, Bp, n, C, gl_CooperativeMatrixLayoutRowMajor); c = add_old(ACC(b16_), pc.x, row0, n, C); }
+#define STARTP_(c, n) { ACC16 b16_; coopMatLoad(b16_, Bp, n, C, gl_CooperativeMatrixLayoutRowMajor); c = add_old(ACC(b16_), pc.x, row0, n, C, STREAM16); }
             ACC4_EACH(STARTP_, 0, nb)
             F16Rows wp = F16Rows(pc.aux2);
             for (uint k = 0; k < C; k += 16) {
@@ -190,7 +193,7 @@ void main() {
             // ms at 4K on the H100, forty-fourth session).
 #define START2_(c, n) { c = start(n, C, true); uint j_ = (n) / 16; if (j_ == 0) c = c + x0; else if (j_ == 1) c = c + x1; else if (j_ == 2) c = c + x2; else c = c + x3; }
 #else
-#define START2_(c, n) c = add_old(start(n, C, true), pc.x, row0, n, C)
+#define START2_(c, n) c = add_old(start(n, C, true), pc.x, row0, n, C, STREAM16)
 #endif
             ACC4_EACH(START2_, n0, nb)
             for (uint k = 0; k < HID; k += 16) {
@@ -203,7 +206,7 @@ void main() {
 #endif
                 ACC4_EACH(MUL2_, n0, nb)
             }
-#define STORE_(c, n) coopMatStore(c, F32Rows(pc.x).v, row0 * C + (n), C, gl_CooperativeMatrixLayoutRowMajor)
+#define STORE_(c, n) store_stream(c, pc.x, row0 * C + (n), C, STREAM16)
             ACC4_EACH(STORE_, n0, nb)
         }
     }

@@ -24,6 +24,8 @@ layout(constant_id = TS_SPEC_ROWS) const int ROWS = TS_COOP_ROWS;
 layout(local_size_x_id = TS_SPEC_THREADS) in;
 const uint THREADS = gl_WorkGroupSize.x;
 const uint C = IN, HID = OUT;
+// fc1's IN_F16: the model keeps its residual streams in f16 (docs/ENGINE.md, "The streams in f16").
+const bool STREAM16 = IN_F16 != 0;
 // 16-column tiles of the stream: at most TS_MLP_REGS_TILES (level widths up to 96).
 const uint NT = C / 16;
 #ifndef TS_MLP_REGS_TILES
@@ -143,7 +145,7 @@ void main() {
         // The block's stream rows.
         ACC x[TS_MLP_REGS_TILES];
         [[unroll]] for (uint j = 0; j < NT; j++) {
-            coopMatLoad(x[j], F32Rows(pc.x).v, row0 * C + j * 16, C, gl_CooperativeMatrixLayoutRowMajor);
+            x[j] = load_stream(pc.x, row0 * C + j * 16, C, STREAM16);
         }
 #if TS_MLP_PROJ
         // x += proj(o) + proj's bias, o the attention's output rows (f16).
@@ -203,7 +205,7 @@ void main() {
         }
         if (live) {
             [[unroll]] for (uint j = 0; j < NT; j++) {
-                coopMatStore(x[j], F32Rows(pc.x).v, row0 * C + j * 16, C, gl_CooperativeMatrixLayoutRowMajor);
+                store_stream(x[j], pc.x, row0 * C + j * 16, C, STREAM16);
             }
         }
     }
@@ -225,7 +227,7 @@ void main() {
             }
         }
         [[unroll]] for (uint j = 0; j < NT; j++) {
-            coopMatStore(x[j], F32Rows(pc.x).v, row0 * C + j * 16, C, gl_CooperativeMatrixLayoutRowMajor);
+            store_stream(x[j], pc.x, row0 * C + j * 16, C, STREAM16);
         }
     }
 }

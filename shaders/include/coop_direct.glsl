@@ -32,12 +32,10 @@ ACC mul_w(ACC c, MATA a, F16Rows w, uint n, uint k, uint K) {
     coopMatLoad(b_, W, (n) * (KS) + (k), (KS), gl_CooperativeMatrixLayoutColumnMajor); \
     c = coopMatMulAdd(a, b_, c); }
 
-// c plus the old values of an f32 residual stream at x: columns n..n+15 of rows row0..row0+15,
-// rows of `width` floats.
-ACC add_old(ACC c, uint64_t x, uint row0, uint n, uint width) {
-    ACC old;
-    coopMatLoad(old, F32Rows(x).v, row0 * width + n, width, gl_CooperativeMatrixLayoutRowMajor);
-    return c + old;
+// c plus the old values of a residual stream at x (f32, or f16 with `f16`): columns n..n+15 of
+// rows row0..row0+15, rows of `width` values.
+ACC add_old(ACC c, uint64_t x, uint row0, uint n, uint width, bool f16) {
+    return c + load_stream(x, row0 * width + n, width, f16);
 }
 
 // A row's half held by one of its two invocations as NQ vec4s in v (channels i0 onwards, W in

@@ -20,4 +20,27 @@ layout(buffer_reference, std430, buffer_reference_align = 16) restrict buffer F3
         uint o_ = (e_ * 4) / (K) * (KS) + (e_ * 4) % (K); \
         for (int j_ = 0; j_ < 4; j_++) W[o_ + j_] = v_[j_]; \
     }
+
+// A 16 x 16 tile of a residual stream at element `at`, rows `stride` apart, as an f32
+// accumulator: the stream in f32, or in f16 (`f16`: the model keeps its streams in f16,
+// docs/ENGINE.md, "The streams in f16"); and the store back.
+ACC load_stream(uint64_t x, uint at, uint stride, bool f16) {
+    ACC m;
+    if (f16) {
+        ACC16 h;
+        coopMatLoad(h, F16Rows(x).v, at, stride, gl_CooperativeMatrixLayoutRowMajor);
+        m = ACC(h);
+    } else {
+        coopMatLoad(m, F32Rows(x).v, at, stride, gl_CooperativeMatrixLayoutRowMajor);
+    }
+    return m;
+}
+void store_stream(ACC m, uint64_t x, uint at, uint stride, bool f16) {
+    if (f16) {
+        ACC16 h = ACC16(m);
+        coopMatStore(h, F16Rows(x).v, at, stride, gl_CooperativeMatrixLayoutRowMajor);
+    } else {
+        coopMatStore(m, F32Rows(x).v, at, stride, gl_CooperativeMatrixLayoutRowMajor);
+    }
+}
 #endif

@@ -11,7 +11,7 @@ vec4 linear_input4(uint t, uint i) {
         uint q = i / CIN, c = i % CIN;
         uint tx = t % pc.width, ty = t / pc.width;
         uint src = (2 * ty + q / 2) * (2 * pc.width) + 2 * tx + q % 2;
-        return Vec4Buf(pc.x).v[(src * CIN + c) / 4];
+        return IN_F16 != 0 ? vec4(F16x4Buf(pc.x).v[(src * CIN + c) / 4]) : Vec4Buf(pc.x).v[(src * CIN + c) / 4];
     }
     return IN_F16 != 0 ? vec4(F16x4Buf(pc.x).v[(t * IN + i) / 4]) : Vec4Buf(pc.x).v[(t * IN + i) / 4];
 }
@@ -84,15 +84,19 @@ uint linear_dst(uint t, uint o) {
     return t * OUT + o;
 }
 
-// Stores four outputs at element dst; with RESIDUAL, `old` is what y held there.
+// Stores four outputs at element dst; with RESIDUAL, `old` is what y held there. OUT_F16 with
+// RESIDUAL: a residual stream kept in f16 (docs/ENGINE.md, "The streams in f16"), the sum rounded
+// once.
 void linear_write4(uint dst, vec4 v, vec4 old) {
+    vec4 r = RESIDUAL != 0 ? old + v : v;
     if (OUT_F16 != 0) {
-        F16x4Buf(pc.y).v[dst / 4] = f16vec4(v);
+        F16x4Buf(pc.y).v[dst / 4] = f16vec4(r);
     } else {
-        Vec4Buf(pc.y).v[dst / 4] = RESIDUAL != 0 ? old + v : v;
+        Vec4Buf(pc.y).v[dst / 4] = r;
     }
 }
 
 vec4 linear_old4(uint dst) {
-    return (RESIDUAL != 0 && OUT_F16 == 0) ? Vec4Buf(pc.y).v[dst / 4] : vec4(0.0);
+    if (RESIDUAL == 0) return vec4(0.0);
+    return OUT_F16 != 0 ? vec4(F16x4Buf(pc.y).v[dst / 4]) : Vec4Buf(pc.y).v[dst / 4];
 }

@@ -157,7 +157,8 @@ impl LinearSpec {
 
 /// The linear layers of one transformer block, and of the network around the blocks. Inside a
 /// block the activations between layers (qkv, attention output, MLP hidden) are f16; the
-/// residual stream is f32; each LayerNorm runs inside the linear layer that follows it.
+/// residual stream is f32 ([`Layers::new`]) or f16 ([`Layers::with_stream16`]); each LayerNorm
+/// runs inside the linear layer that follows it.
 pub struct Layers {
     pub embed: LinearSpec,
     pub head: LinearSpec,
@@ -172,19 +173,29 @@ pub struct Layers {
 }
 
 impl Layers {
+    /// The layers with f32 residual streams.
     pub fn new(cfg: &NetworkConfig) -> Layers {
+        Self::with_stream16(cfg, false)
+    }
+
+    /// The layers with every level's residual stream in f16 where `f16` (NetTiles::stream16):
+    /// each layer that reads a stream takes f16 rows (IN_F16: the embedding's tokens already), and
+    /// each that writes or adds into one stores f16 (OUT_F16, with RESIDUAL the old values read
+    /// as f16 and the sum rounded once).
+    pub fn with_stream16(cfg: &NetworkConfig, f16: bool) -> Layers {
+        let s = f16 as u32;
         let c = &cfg.channels;
         let m = cfg.mlp_ratio;
         let lv = cfg.levels();
         Layers {
-            embed: LinearSpec { in_f16: 1, ..LinearSpec::plain(cfg.token_channels(), c[0]) },
-            head: LinearSpec { mode: b::MODE_HEAD, out_f16: 1, ln: 1, ..LinearSpec::plain(c[0], cfg.head_token_channels()) },
-            qkv: at_levels(c.iter().map(|&c| LinearSpec { ln: 1, out_f16: 1, ..LinearSpec::plain(c, 3 * c) }), 0),
-            proj: at_levels(c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, ..LinearSpec::plain(c, c) }), 0),
-            fc1: at_levels(c.iter().map(|&c| LinearSpec { act: 1, ln: 1, out_f16: 1, ..LinearSpec::plain(c, m * c) }), 0),
-            fc2: at_levels(c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, ..LinearSpec::plain(m * c, c) }), 0),
-            merge: at_levels((1..lv).map(|l| LinearSpec { mode: b::MODE_MERGE, ..LinearSpec::plain(4 * c[l - 1], c[l]) }), 1),
-            expand: at_levels((1..lv).map(|l| LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..LinearSpec::plain(c[l], 4 * c[l - 1]) }), 1),
+            embed: LinearSpec { in_f16: 1, out_f16: s, ..LinearSpec::plain(cfg.token_channels(), c[0]) },
+            head: LinearSpec { mode: b::MODE_HEAD, in_f16: s, out_f16: 1, ln: 1, ..LinearSpec::plain(c[0], cfg.head_token_channels()) },
+            qkv: at_levels(c.iter().map(|&c| LinearSpec { ln: 1, in_f16: s, out_f16: 1, ..LinearSpec::plain(c, 3 * c) }), 0),
+            proj: at_levels(c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, out_f16: s, ..LinearSpec::plain(c, c) }), 0),
+            fc1: at_levels(c.iter().map(|&c| LinearSpec { act: 1, ln: 1, in_f16: s, out_f16: 1, ..LinearSpec::plain(c, m * c) }), 0),
+            fc2: at_levels(c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, out_f16: s, ..LinearSpec::plain(m * c, c) }), 0),
+            merge: at_levels((1..lv).map(|l| LinearSpec { mode: b::MODE_MERGE, in_f16: s, out_f16: s, ..LinearSpec::plain(4 * c[l - 1], c[l]) }), 1),
+            expand: at_levels((1..lv).map(|l| LinearSpec { mode: b::MODE_EXPAND, residual: 1, in_f16: s, out_f16: s, ..LinearSpec::plain(c[l], 4 * c[l - 1]) }), 1),
         }
     }
 
@@ -451,7 +462,10 @@ impl Model {
         let attention_coop = path == NetPath::CoopMat && tiles.attention_coop && crate::tiles::attention_coop_fits(shared.caps.subgroup_size, shared.caps.shared_memory, tiles.attention_scores_f32);
         let (blob, offsets) = pkg.device_blob();
         let weights = crate::memory::upload(shared, "weights", &blob)?;
-        let layers = Layers::new(&pkg.config);
+        let fused = fused_levels(shared, &pkg.config, &path);
+        // The fused blocks read and write f32 streams.
+        tiles.stream16 &= fused.iter().all(Option::is_none);
+        let layers = Layers::with_stream16(&pkg.config, tiles.stream16);
         let mut pipelines = Pipelines::new(shared)?;
         let coop = path == NetPath::CoopMat;
         let regs_why = if (attention_coop && tiles.attention_regs) || (coop && (tiles.mlp_regs || tiles.linear_regs)) { regs_layout(shared, &mut pipelines)? } else { None };
@@ -476,7 +490,6 @@ impl Model {
             }
         }
         pipelines.save_cache();
-        let fused = fused_levels(shared, &pkg.config, &path);
         for (l, f) in fused.iter().enumerate() {
             if let Some(shader) = f {
                 let c = pkg.config.channels[l] as u32;
@@ -668,5 +681,31 @@ mod tests {
         // A sharper history kernel goes in as its f32 bits.
         let sharp = ModelPackage::untrained(NetworkConfig { history_a: -0.75, ..NetworkConfig::default() }, 3);
         assert_eq!(input_spec(&sharp, on)[b::SPEC_INPUT_HISTORY_A as usize], (-0.75f32).to_bits());
+    }
+
+    #[test]
+    fn with_f16_streams_every_layer_that_touches_a_stream_takes_f16() {
+        let cfg = NetworkConfig::default();
+        let (f32s, f16s) = (Layers::new(&cfg), Layers::with_stream16(&cfg, true));
+        // Reading a stream: the LayerNorms' layers, the merge's gather, the expansion's input.
+        let reads = [f16s.head, f16s.qkv[1], f16s.fc1[2], f16s.merge[0], f16s.expand[1]];
+        assert!(reads.iter().all(|l| l.in_f16 == 1));
+        // Writing one or adding into one: the embedding, the merge, proj, fc2, the expansion.
+        let writes = [f16s.embed, f16s.merge[1], f16s.proj[0], f16s.fc2[2], f16s.expand[0]];
+        assert!(writes.iter().all(|l| l.out_f16 == 1));
+        assert!([f16s.proj[0], f16s.fc2[2], f16s.expand[0]].iter().all(|l| l.residual == 1));
+        // f32 streams: the layers as they were (hip-net's plan reads these).
+        let f32_reads = [f32s.head, f32s.qkv[1], f32s.fc1[2], f32s.merge[0], f32s.expand[1]];
+        assert!(f32_reads.iter().all(|l| l.in_f16 == 0));
+        let f32_writes = [f32s.embed, f32s.merge[1], f32s.proj[0], f32s.fc2[2], f32s.expand[0]];
+        assert!(f32_writes.iter().all(|l| l.out_f16 == 0));
+        // What is f16 either way stays so: the token rows in, the head, qkv and hidden out,
+        // proj's and fc2's f16 activations in.
+        for l in [&f32s, &f16s] {
+            assert_eq!((l.embed.in_f16, l.head.out_f16, l.qkv[0].out_f16, l.fc1[0].out_f16, l.proj[0].in_f16, l.fc2[0].in_f16), (1, 1, 1, 1, 1, 1));
+        }
+        // Half the bytes of a residual layer's stream: fc2 at level 0 over 1,000 tokens.
+        let (a, b) = (crate::plan::linear_cost(&f32s.fc2[0], 1000, 8, false), crate::plan::linear_cost(&f16s.fc2[0], 1000, 8, false));
+        assert_eq!(a.bytes - b.bytes, 1000 * 32 * 2 * 2);
     }
 }

@@ -81,7 +81,8 @@ pub struct Cost {
 pub struct NetBuffers {
     pub tokens: u64,
     pub head: u64,
-    /// f32 activations per level (level l also holds the skip of the encoder).
+    /// The residual stream per level (level l also holds the skip of the encoder): sized for
+    /// f32, which the shaders' network halves where it keeps them in f16 (`NetTiles::stream16`).
     pub x: Vec<u64>,
     /// f16 scratch: qkv, attention output, MLP hidden.
     pub qkv: u64,
@@ -184,7 +185,7 @@ impl PlanBuilder<'_> {
         let mut push = Push::new();
         let mut cost = Cost { bytes: t as u64 * 4 * c as u64 * 2, flops: 2 * t as u64 * 2 * b::WINDOW_TOKENS as u64 * c as u64 };
         if qkv_in {
-            // q, k and v from the stream inside the attention: its f32 rows in, no qkv rows.
+            // q, k and v from the stream inside the attention: its rows in, no qkv rows.
             let l = &ly.qkv[level];
             let q = linear_cost(l, t as u64, m.config.pixel_embed as u64, false);
             let rows = t as u64 * 3 * c as u64 * 2;
@@ -245,7 +246,7 @@ impl PlanBuilder<'_> {
         // Without the hidden activations' store and load, and with the stream read once (fc1's
         // LayerNorm and fc2's residual read the same rows).
         let hidden = 2 * 2 * tokens as u64 * fc1.out as u64;
-        let stream = tokens as u64 * fc1.inp as u64 * 4;
+        let stream = tokens as u64 * fc1.inp as u64 * if fc1.in_f16 == 1 { 2 } else { 4 };
         let mut cost = Cost { bytes: a.bytes + b.bytes - hidden - stream, flops: a.flops + b.flops };
         if attn.is_some() {
             // proj's too, less its store of the stream and the MLP's load of it.

@@ -80,6 +80,11 @@ pub struct NetTiles {
     /// registers instead (linear_regs_coop, linear_regs_w_coop; [`LinearSpec::in_regs_fits`]),
     /// on the same condition as `attention_regs`.
     pub linear_regs: bool,
+    /// `TESSEL_VK_STREAM16=0|1`, default 1: every level's residual stream (and the encoder's
+    /// skip it holds) in f16 instead of f32, its sums still in f32 (docs/ENGINE.md, "The streams
+    /// in f16"). The model turns it off where a level runs as one fused dispatch
+    /// (`TESSEL_VK_FUSED=1`: block_fused.comp and block_coop.comp read f32 streams).
+    pub stream16: bool,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]):
@@ -156,7 +161,7 @@ const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true, linear_regs: true }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true, linear_regs: true, stream16: true }
     }
 }
 
@@ -206,6 +211,7 @@ impl NetTiles {
             attention_regs: setting("TESSEL_VK_ATTENTION_REGS", &[0, 1])? != Some(0),
             mlp_regs: setting("TESSEL_VK_MLP_REGS", &[0, 1])? != Some(0),
             linear_regs: setting("TESSEL_VK_LINEAR_REGS", &[0, 1])? != Some(0),
+            stream16: setting("TESSEL_VK_STREAM16", &[0, 1])? != Some(0),
         })
     }
 
@@ -213,7 +219,7 @@ impl NetTiles {
     /// then the attention's path (`attention_coop`: the model runs attention_coop.comp;
     /// `regs_why`: why its softmax is not in registers where the setting asked for it).
     pub fn describe(&self, coop: bool, attention_coop: bool, regs_why: Option<&str>) -> String {
-        let mut parts = Vec::new();
+        let mut parts = vec![if self.stream16 { "streams in f16 (TESSEL_VK_STREAM16=0 for f32)" } else { "streams in f32 (TESSEL_VK_STREAM16=0, or a fused level)" }.to_string()];
         if coop {
             let rows = self.rows.map_or("32 rows at level 0 and its merge (staged: 128 where they fit), its embedding and MLP 64, the head 128, 64 below".to_string(), |r| format!("{r} rows"));
             let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
@@ -536,7 +542,7 @@ impl NetTiles {
                 (true, false) => "attention_qkv_regs_coop",
                 (true, true) => "attention_qkv_window_regs_coop",
             };
-            return Variant::new(name, &[c as u32]);
+            return Variant::new(name, &[c as u32, self.stream16 as u32]);
         }
         if coop {
             let name = match (qkv_in, self.window(c, shared_memory), self.attention_scores_f32) {
@@ -547,7 +553,7 @@ impl NetTiles {
                 (true, false, true) => "attention_qkv_f32_coop",
                 (true, true, true) => "attention_qkv_window_f32_coop",
             };
-            return Variant::new(name, &[c as u32]);
+            return Variant::new(name, &[c as u32, self.stream16 as u32]);
         }
         let qpi = self.attention_qpi;
         Variant::new("attention", &[c as u32, b::WINDOW_TOKENS / qpi, qpi, self.attention_online as u32])
@@ -809,21 +815,25 @@ mod tests {
         assert_eq!(one, Variant::new("attention", &[48, b::WINDOW_TOKENS, 1, 1]));
         assert_eq!(two, Variant::new("attention", &[48, b::WINDOW_TOKENS / 2, 2, 1]));
         assert_ne!(one, NetTiles { attention_online: false, ..base }.attention(48, false, false, 48 * 1024));
-        assert_eq!(base.attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48]));
+        assert_eq!(base.attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48, 1]));
+        // The second constant says whether the stream it reads (with q, k, v in the attention)
+        // is f16 (TESSEL_VK_STREAM16).
+        assert_eq!(NetTiles { stream16: false, ..base }.attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48, 0]));
+        assert_eq!(NetTiles { stream16: false, ..NetTiles::default() }.attention(96, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[96, 0]));
         let d = base;
-        assert_eq!(d.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_coop", &[48]), "three heads: a window a workgroup by role");
-        assert_eq!(d.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[32]), "two heads: a head a workgroup");
+        assert_eq!(d.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_coop", &[48, 1]), "three heads: a window a workgroup by role");
+        assert_eq!(d.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[32, 1]), "two heads: a head a workgroup");
         let window = NetTiles { attention_window: Direct::All, ..d };
-        assert_eq!(window.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_coop", &[32]));
-        assert_eq!(window.attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48]));
+        assert_eq!(window.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_coop", &[32, 1]));
+        assert_eq!(window.attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48, 1]));
         let off = NetTiles { attention_window: Direct::Off, ..d };
-        assert_eq!(off.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[48]));
+        assert_eq!(off.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[48, 1]));
         assert!(d.describe(true, true, None).contains("a window's heads in one workgroup at levels of 3 heads or more (TESSEL_VK_ATTENTION_WINDOW=0"));
         // TESSEL_VK_ATTENTION_SCORES=32: the same variants with their scores in f32.
         let f32s = NetTiles { attention_scores_f32: true, ..window };
-        assert_eq!(f32s.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_f32_coop", &[32]));
-        assert_eq!(f32s.attention(48, true, false, 48 * 1024), Variant::new("attention_f32_coop", &[48]));
-        assert_eq!(NetTiles { attention_scores_f32: true, ..d }.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_f32_coop", &[32]));
+        assert_eq!(f32s.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_f32_coop", &[32, 1]));
+        assert_eq!(f32s.attention(48, true, false, 48 * 1024), Variant::new("attention_f32_coop", &[48, 1]));
+        assert_eq!(NetTiles { attention_scores_f32: true, ..d }.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_f32_coop", &[32, 1]));
         assert_eq!(f32s.attention(32, false, false, 48 * 1024).shader, "attention", "the scalar attention has no such setting");
         assert!(d.describe(true, true, None).contains("scores in f16 (TESSEL_VK_ATTENTION_SCORES=32 for f32)"));
         assert!(f32s.describe(true, true, None).contains("scores in f32 (TESSEL_VK_ATTENTION_SCORES=32)"));
@@ -833,12 +843,12 @@ mod tests {
         assert!(qkv_layer.describe(true, true, None).contains("q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)"));
             // The softmax in registers: one variant a role, whatever the scores' setting.
         let regs = NetTiles::default();
-        assert_eq!(regs.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[32]), "two heads: a window a workgroup with the softmax in registers");
-        assert_eq!(NetTiles { attention_window: Direct::Off, ..regs }.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_regs_coop", &[32]));
+        assert_eq!(regs.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[32, 1]), "two heads: a window a workgroup with the softmax in registers");
+        assert_eq!(NetTiles { attention_window: Direct::Off, ..regs }.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_regs_coop", &[32, 1]));
         assert!(regs.describe(true, true, None).contains("there a window's heads in one workgroup (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head)"));
-        assert_eq!(regs.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[48]));
-        assert_eq!(regs.attention(96, true, false, 48 * 1024), Variant::new("attention_regs_coop", &[96]));
-        assert_eq!(NetTiles { attention_scores_f32: true, ..regs }.attention(96, true, false, 48 * 1024), Variant::new("attention_regs_coop", &[96]));
+        assert_eq!(regs.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[48, 1]));
+        assert_eq!(regs.attention(96, true, false, 48 * 1024), Variant::new("attention_regs_coop", &[96, 1]));
+        assert_eq!(NetTiles { attention_scores_f32: true, ..regs }.attention(96, true, false, 48 * 1024), Variant::new("attention_regs_coop", &[96, 1]));
         assert_eq!(regs.attention(48, false, false, 48 * 1024).shader, "attention", "the scalar attention has no such setting");
         assert!(regs.describe(true, true, None).contains("its softmax in registers (TESSEL_VK_ATTENTION_REGS=0 in shared memory)"));
         assert!(!regs.describe(true, true, None).contains("TESSEL_VK_ATTENTION_SCORES"), "no scores in memory to keep in f16 or f32");
@@ -883,7 +893,7 @@ mod tests {
         let regs = NetTiles::default();
         assert!(regs.window(96, 48 * 1024) && !NetTiles { attention_regs: false, ..regs }.window(96, 48 * 1024));
         assert!(regs.attention_qkv(96, 48 * 1024), "by role at every level with the softmax in registers");
-        assert_eq!(regs.attention(96, true, regs.attention_qkv(96, 48 * 1024), 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[96]));
+        assert_eq!(regs.attention(96, true, regs.attention_qkv(96, 48 * 1024), 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[96, 1]));
         assert!(!regs.attention_qkv(96, attention_regs_shared_bytes(96, true) + 1023), "1 KiB to spare");
         assert!(regs.describe(true, true, None).contains("q, k, v computed in the attention at every level that fits, with the softmax in registers"));
     }
