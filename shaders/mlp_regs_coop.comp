@@ -61,6 +61,24 @@ shared float16_t W1s[HID * C_S];
 shared float16_t W2s[C * HID_S];
 #endif
 #include "frag_rows.glsl"
+#ifndef TS_MLP_HEAD
+#define TS_MLP_HEAD 0
+#endif
+#if TS_MLP_HEAD && !TS_MLP_W_SHARED
+#error "TS_MLP_HEAD copies the head's weights beside the MLP's (TS_MLP_W_SHARED)"
+#endif
+#if TS_MLP_HEAD
+// TS_MLP_HEAD=1 (mlp_proj_head_regs_w_coop, the network's last block): the head follows the MLP
+// in the same dispatch, from the new stream rows still in the accumulators, which are not
+// stored (nothing reads them after the head). pc.head_pack holds the head's tensors as the host
+// packs them (vk-stages/src/model.rs, head_pack): the per-pixel path's 16 x 16 block-diagonal
+// matrix (pixel_head.weight^T twice, zero without the path), head_norm's weight and bias (f16),
+// the head's bias with the per-pixel path's joined (f32), head.weight [128][C] (f16).
+const uint HO = 16 * TS_HEAD_CHANNELS;
+const uint HEAD_PACK_PM = 0, HEAD_PACK_GAMMA = 512, HEAD_PACK_BETA = 512 + 2 * C;
+const uint HEAD_PACK_BIAS = 512 + 4 * C, HEAD_PACK_W = HEAD_PACK_BIAS + 4 * HO;
+shared float16_t Hw[HO * (C + TS_SHARED_PAD)];
+#endif
 // Where fc1's and fc2's weights go into shared memory, the projection's do too (WP, rows WP_S
 // apart), before the products that read them: at 4K on the H100 level 0's proj and MLP 0.073 ->
 // 0.067 ms, level 2's 0.050 -> 0.045 (forty-sixth session). With the weights a half at a time
@@ -128,6 +146,9 @@ void main() {
 #if TS_MLP_W_SHARED
     COPY_WEIGHTS(W1s, pc.w, HID, C, C_S)
     COPY_WEIGHTS(W2s, pc.aux, C, HID, HID_S)
+#if TS_MLP_HEAD
+    COPY_WEIGHTS(Hw, pc.head_pack + HEAD_PACK_W, HO, C, C + TS_SHARED_PAD)
+#endif
     barrier();
 #endif
 #if TS_MLP_W_HALVES
@@ -226,9 +247,35 @@ void main() {
                 [[unroll]] for (uint j = 0; j < NT; j++) x[j] = mul2(x[j], h, 16 * j, h0 + 16 * g);
             }
         }
+#if TS_MLP_HEAD
+        // The head: head_norm from the accumulators into A matrices, then 16 head channels (two
+        // pixels) at a time: the bias, the products with head.weight, the two pixels'
+        // embeddings (token channels n .. n + 15, P = 8) times the block-diagonal matrix,
+        // stored as f16.
+        FRAG_LAYERNORM(X_AT, NT, C, pc.head_pack + HEAD_PACK_GAMMA, pc.head_pack + HEAD_PACK_BETA, a)
+        MATB pm;
+        coopMatLoad(pm, F16Rows(pc.head_pack).v, HEAD_PACK_PM / 2, 16, gl_CooperativeMatrixLayoutRowMajor);
+        const uint HW_S = C + TS_SHARED_PAD;
+        for (uint n = 0; n < HO; n += 16) {
+            ACC c = frag_add_columns32(ACC(0.0), pc.head_pack + HEAD_PACK_BIAS, n);
+            [[unroll]] for (uint k = 0; k < NT; k++) {
+                MATB b;
+                coopMatLoad(b, Hw, n * HW_S + 16 * k, HW_S, gl_CooperativeMatrixLayoutColumnMajor);
+                c = coopMatMulAdd(a[k], b, c);
+            }
+            if (pc.head_tokens != 0ul) {
+                MATA e;
+                coopMatLoad(e, F16Rows(pc.head_tokens).v, row0 * 16 * P + n, 16 * P, gl_CooperativeMatrixLayoutRowMajor);
+                c = coopMatMulAdd(e, pm, c);
+            }
+            ACC16 h = ACC16(c);
+            coopMatStore(h, F16Rows(pc.head_out).v, row0 * HO + n, HO, gl_CooperativeMatrixLayoutRowMajor);
+        }
+#else
         [[unroll]] for (uint j = 0; j < NT; j++) {
             store_stream(x[j], pc.x, row0 * C + j * 16, C, STREAM16);
         }
+#endif
     }
 }
 #endif

@@ -45,6 +45,7 @@ fn main() {
         ("mlp_proj_regs_w_coop", "mlp_regs_coop.comp", &["TS_MLP_PROJ=1", "TS_MLP_W_SHARED=1"]),
         ("mlp_regs_wh_coop", "mlp_regs_coop.comp", &["TS_MLP_W_HALVES=1"]),
         ("mlp_proj_regs_wh_coop", "mlp_regs_coop.comp", &["TS_MLP_PROJ=1", "TS_MLP_W_HALVES=1"]),
+        ("mlp_proj_head_regs_w_coop", "mlp_regs_coop.comp", &["TS_MLP_PROJ=1", "TS_MLP_W_SHARED=1", "TS_MLP_HEAD=1"]),
         ("attention_regs_coop", "attention_coop.comp", &["TS_SOFTMAX_REGS=1"]),
         ("attention_qkv_regs_coop", "attention_coop.comp", &["TS_QKV_IN=1", "TS_SOFTMAX_REGS=1"]),
         ("attention_qkv_window_regs_coop", "attention_coop.comp", &["TS_QKV_IN=2", "TS_SOFTMAX_REGS=1"]),

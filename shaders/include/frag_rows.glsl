@@ -35,6 +35,19 @@ coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> frag_add_colum
     return c;
 }
 
+// The same with a vector of floats at v.
+coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> frag_add_columns32(coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c, uint64_t v, uint col0) {
+    Vec2Buf b = Vec2Buf(v);
+    [[unroll]] for (int p = 0; p < 2; p++) {
+        vec2 bv = b.v[(col0 + frag_col(0, 2 * p)) / 2];
+        [[unroll]] for (int i = 2 * p; i < 8; i += 4) {
+            c[i] += bv.x;
+            c[i + 1] += bv.y;
+        }
+    }
+    return c;
+}
+
 // The LayerNorm of the invocation's two rows, NT tiles of W channels, whose element i of tile j is
 // AT(j, i) (a macro or function of the caller's): the mean, then the variance around it, as the
 // reference takes them (docs/NETWORK.md §4), each row's sums over its four invocations; the

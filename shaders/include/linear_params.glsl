@@ -29,4 +29,9 @@ layout(push_constant) uniform PC {
     uint tokens;      // output tokens (MODE_EXPAND: input tokens)
     uint width;       // grid width in tokens: of the output (MERGE) or of the input (EXPAND)
     uint64_t aux2;    // mlp_direct_coop.comp with TS_MLP_PROJ: proj.weight [C, C]
+    // mlp_regs_coop.comp with TS_MLP_HEAD: the head's tensors packed (its HEAD_PACK_* offsets),
+    // the token buffer (0: no per-pixel head path) and the head buffer.
+    uint64_t head_pack;
+    uint64_t head_tokens;
+    uint64_t head_out;
 } pc;

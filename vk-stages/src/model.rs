@@ -460,7 +460,9 @@ impl Model {
         check_config(&pkg.name, &pkg.config)?;
         let path = choose_path(shared);
         let attention_coop = path == NetPath::CoopMat && tiles.attention_coop && crate::tiles::attention_coop_fits(shared.caps.subgroup_size, shared.caps.shared_memory, tiles.attention_scores_f32);
-        let (blob, offsets) = pkg.device_blob();
+        let (mut blob, mut offsets) = pkg.device_blob();
+        offsets.insert(HEAD_PACK.into(), blob.len() as u64);
+        blob.extend(head_pack(pkg));
         let weights = crate::memory::upload(shared, "weights", &blob)?;
         let fused = fused_levels(shared, &pkg.config, &path);
         // The fused blocks read and write f32 streams.
@@ -487,6 +489,9 @@ impl Model {
                 if let Some((variant, _, _)) = tiles.mlp_dispatch(shared.caps.shared_memory, fc1, pe) {
                     pipelines.build(&variant)?;
                 }
+            }
+            if let Some((variant, _)) = tiles.mlp_head_dispatch(shared.caps.shared_memory, &layers.fc1[0], &pkg.config) {
+                pipelines.build(&variant)?;
             }
         }
         pipelines.save_cache();
@@ -556,6 +561,17 @@ impl Model {
         Some((variant, ((tokens as u32).div_ceil(rows), 1, 1), proj))
     }
 
+    /// The pipeline variant and workgroup counts of the network's last block's MLP with the head
+    /// in one dispatch over `tokens` tokens of level 0, where the path runs it
+    /// (`NetTiles::mlp_head_dispatch`); None: the head apart.
+    pub fn mlp_head_dispatch(&self, tokens: usize) -> Option<(Variant, (u32, u32, u32))> {
+        if self.path != NetPath::CoopMat {
+            return None;
+        }
+        let (variant, rows) = self.tiles.mlp_head_dispatch(self.shared.caps.shared_memory, &self.layers.fc1[0], &self.config)?;
+        Some((variant, ((tokens as u32).div_ceil(rows), 1, 1)))
+    }
+
     /// Shared memory a workgroup may take on this device.
     pub fn shared_memory(&self) -> u32 {
         self.shared.caps.shared_memory
@@ -576,6 +592,38 @@ impl Model {
     pub fn tensor(&self, name: &str) -> u64 {
         self.weights.address + self.offsets.get(name).unwrap_or_else(|| panic!("tensor '{name}' is not in the model"))
     }
+}
+
+/// The name under which the weights buffer holds [`head_pack`].
+pub const HEAD_PACK: &str = "head#pack";
+
+/// The head's tensors as mlp_proj_head_regs_w_coop reads them from one address (its HEAD_PACK_*
+/// offsets; mlp_regs_coop.comp): the per-pixel path's 16 x 16 block-diagonal matrix (row k,
+/// column n: pixel_head.weight[n % 8][k % 8] where k and n are the same pixel; zero without the
+/// path or where P is not 8), head_norm's weight and bias (f16), the head's bias with the
+/// per-pixel path's added (f32, each rounded to f16 first, as linear_direct_coop.comp adds them),
+/// head.weight (f16, [head channels][C]).
+pub fn head_pack(pkg: &ModelPackage) -> Vec<u8> {
+    let cfg = &pkg.config;
+    let h16 = |v: f32| half::f16::from_f32(v);
+    let f16s = |name: &str| pkg.tensor(name).data.iter().flat_map(|&v| h16(v).to_le_bytes()).collect::<Vec<u8>>();
+    let pixel = cfg.pixel_head && cfg.pixel_embed == 8;
+    let mut out = Vec::new();
+    for k in 0..16 {
+        for n in 0..16 {
+            let v = if pixel && k / 8 == n / 8 { pkg.tensor("pixel_head.weight").data[(n % 8) * 8 + k % 8] } else { 0.0 };
+            out.extend(h16(v).to_le_bytes());
+        }
+    }
+    out.extend(f16s("head_norm.weight"));
+    out.extend(f16s("head_norm.bias"));
+    let bias = &pkg.tensor("head.bias").data;
+    for (o, &hb) in bias.iter().enumerate() {
+        let pb = if cfg.pixel_head { h16(pkg.tensor("pixel_head.bias").data[o % HEAD_CHANNELS]).to_f32() } else { 0.0 };
+        out.extend((h16(hb).to_f32() + pb).to_le_bytes());
+    }
+    out.extend(f16s("head.weight"));
+    out
 }
 
 /// Shared memory of block_fused.comp for C channels: residual rows (f32), normalised rows (f16),

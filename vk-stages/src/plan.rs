@@ -168,7 +168,8 @@ impl PlanBuilder<'_> {
         self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, FUSED_SHIFT_OFFSET));
     }
 
-    fn block(&mut self, bs: &BlockSpec) {
+    /// A block; `head`: the head follows it, in its MLP's dispatch ([`Model::mlp_head_dispatch`]).
+    fn block(&mut self, bs: &BlockSpec, head: Option<(Variant, (u32, u32, u32))>) {
         if let Some(shader) = self.model.fused_level(bs.level) {
             return self.fused_block(bs, shader);
         }
@@ -212,8 +213,10 @@ impl PlanBuilder<'_> {
             self.linear(&ly.proj[level], (attn, x), &format!("{name}.proj"), (t, w), none, None);
         }
         if let Some((variant, groups, proj)) = mlp {
-            return self.mlp(&variant, groups, bs, (t, w), proj.then_some(attn));
+            let (variant, groups) = head.clone().filter(|_| proj).unwrap_or((variant, groups));
+            return self.mlp(&variant, groups, bs, (t, w), proj.then_some(attn), head.is_some() && proj);
         }
+        assert!(head.is_none(), "{name}: the head goes with an MLP in one dispatch only");
         self.linear(&ly.fc1[level], (x, hidden), &format!("{name}.fc1"), (t, w), none, Some(&format!("{name}.norm2")));
         self.linear(&ly.fc2[level], (hidden, x), &format!("{name}.fc2"), (t, w), none, None);
     }
@@ -222,7 +225,10 @@ impl PlanBuilder<'_> {
     /// the stream as x, fc1's weight and bias, fc2's as aux and aux_w, norm2's). `attn`: the
     /// variant takes the attention projection first (mlp_proj_coop), from the attention's output
     /// rows there (y), with proj's bias as aux_b and its weight as aux2; otherwise y is the stream.
-    fn mlp(&mut self, variant: &Variant, groups: (u32, u32, u32), bs: &BlockSpec, (tokens, width): (usize, usize), attn: Option<u64>) {
+    /// `head`: the head follows in the same dispatch (mlp_proj_head_regs_w_coop: the head's
+    /// packed tensors, the token buffer where the per-pixel path runs, and the head buffer after
+    /// the MLP's push constants).
+    fn mlp(&mut self, variant: &Variant, groups: (u32, u32, u32), bs: &BlockSpec, (tokens, width): (usize, usize), attn: Option<u64>, head: bool) {
         let m = self.model;
         let (level, n) = (bs.level, bs.name.as_str());
         let x = self.bufs.x[level];
@@ -240,6 +246,12 @@ impl PlanBuilder<'_> {
             .u32(tokens as u32)
             .u32(width as u32)
             .u64(if attn.is_some() { t("proj.weight") } else { 0 });
+        let push = if head {
+            let pixel = if m.config.pixel_head { self.bufs.tokens } else { 0 };
+            push.u64(m.tensor(crate::model::HEAD_PACK)).u64(pixel).u64(self.bufs.head)
+        } else {
+            push
+        };
         let (fc1, fc2) = (&m.layers.fc1[level], &m.layers.fc2[level]);
         let p = m.config.pixel_embed as u64;
         let (a, b) = (linear_cost(fc1, tokens as u64, p, false), linear_cost(fc2, tokens as u64, p, false));
@@ -253,7 +265,16 @@ impl PlanBuilder<'_> {
             let pr = linear_cost(&m.layers.proj[level], tokens as u64, p, false);
             cost = Cost { bytes: cost.bytes + pr.bytes - 2 * stream, flops: cost.flops + pr.flops };
         }
-        let label = if attn.is_some() { format!("{n}.proj+mlp") } else { format!("{n}.mlp") };
+        if head {
+            // The head's, less its read of the stream and the MLP's store of it.
+            let hc = linear_cost(&m.layers.head, tokens as u64, p, m.config.pixel_head);
+            cost = Cost { bytes: cost.bytes + hc.bytes - 2 * stream, flops: cost.flops + hc.flops };
+        }
+        let label = match (attn.is_some(), head) {
+            (true, true) => format!("{n}.proj+mlp+head"),
+            (true, false) => format!("{n}.proj+mlp"),
+            _ => format!("{n}.mlp"),
+        };
         self.push_step(variant, push, groups, label, cost);
     }
 
@@ -263,10 +284,18 @@ impl PlanBuilder<'_> {
         let cfg = &m.config;
         let none = [0u64; 3];
         let (w0, h0) = self.dims[0];
-        for op in cfg.ops() {
+        let ops = cfg.ops();
+        let mut head_done = false;
+        for (i, op) in ops.iter().cloned().enumerate() {
             match op {
                 NetOp::Embed => self.linear(&m.layers.embed, (self.bufs.tokens, self.bufs.x[0]), "embed", (w0 * h0, w0), none, None),
-                NetOp::Block(bs) => self.block(&bs),
+                NetOp::Block(bs) => {
+                    // The last block at level 0 takes the head along where it can.
+                    let head = (bs.level == 0 && matches!(ops.get(i + 1), Some(NetOp::Head))).then(|| m.mlp_head_dispatch(w0 * h0)).flatten();
+                    head_done |= head.is_some();
+                    self.block(&bs, head)
+                }
+                NetOp::Head if head_done => {}
                 NetOp::Merge(l) => {
                     let (w1, h1) = self.dims[l + 1];
                     let (xa, xb) = (self.bufs.x[l], self.bufs.x[l + 1]);

@@ -85,6 +85,11 @@ pub struct NetTiles {
     /// in f16"). The model turns it off where a level runs as one fused dispatch
     /// (`TESSEL_VK_FUSED=1`: block_fused.comp and block_coop.comp read f32 streams).
     pub stream16: bool,
+    /// `TESSEL_VK_MLP_HEAD=0|1`, default 1: the network's last block runs its MLP and the head in
+    /// one dispatch (mlp_proj_head_regs_w_coop) where its MLP runs in registers with its weights
+    /// and its projection's in shared memory and the head's fit beside them
+    /// ([`NetTiles::mlp_head_dispatch`]); 0: the head apart.
+    pub mlp_head: bool,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]):
@@ -161,7 +166,7 @@ const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true, linear_regs: true, stream16: true }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true, linear_regs: true, stream16: true, mlp_head: true }
     }
 }
 
@@ -212,6 +217,7 @@ impl NetTiles {
             mlp_regs: setting("TESSEL_VK_MLP_REGS", &[0, 1])? != Some(0),
             linear_regs: setting("TESSEL_VK_LINEAR_REGS", &[0, 1])? != Some(0),
             stream16: setting("TESSEL_VK_STREAM16", &[0, 1])? != Some(0),
+            mlp_head: setting("TESSEL_VK_MLP_HEAD", &[0, 1])? != Some(0),
         })
     }
 
@@ -239,7 +245,14 @@ impl NetTiles {
                 (false, Some(why)) => format!(", their activations in shared memory ({why})"),
                 (false, None) => String::new(),
             };
-            let proj = format!("{proj}{regs}");
+            let head = if !self.mlp_regs {
+                ""
+            } else if self.mlp_head {
+                ", the last block's with the head where it fits (TESSEL_VK_MLP_HEAD=0 apart)"
+            } else {
+                ", the head apart (TESSEL_VK_MLP_HEAD=0)"
+            };
+            let proj = format!("{proj}{regs}{head}");
             let mlp = match (self.mlp, self.direct) {
                 (false, _) => ", MLPs in two dispatches (TESSEL_VK_COOP_MLP=0)".to_string(),
                 (true, Direct::All) => format!(", MLPs in one dispatch wherever they fit (TESSEL_VK_COOP_MLP=0 for two){weights}{proj}"),
@@ -410,6 +423,24 @@ impl NetTiles {
             MlpWeights::Buffer
         };
         Some((fc1.mlp_variant(p, &tile, weights, proj, self.mlp_in_regs(fc1)), tile.rows, proj))
+    }
+
+    /// Where the network's last block (at level 0, `fc1` its first layer) runs its MLP and the
+    /// head in one dispatch (mlp_proj_head_regs_w_coop; `mlp_head`): its MLP dispatch is the one
+    /// in registers with the projection first and both layers' weights in shared memory, the
+    /// head's weights fit beside them with 1 KiB to spare, the head has the contract's 128
+    /// channels a token and the per-pixel path (if any) 8 values a pixel. The stream is then
+    /// neither stored by the MLP nor read again by the head. The variant (the MLP's
+    /// specialisation) and its rows a workgroup.
+    pub fn mlp_head_dispatch(&self, shared_memory: u32, fc1: &LinearSpec, cfg: &tessel_model::config::NetworkConfig) -> Option<(Variant, u32)> {
+        let p = cfg.pixel_embed as u32;
+        let (variant, rows, proj) = self.mlp_dispatch(shared_memory, fc1, p)?;
+        let fits = proj && variant.shader == "mlp_proj_regs_w_coop" && fc1.level == 0;
+        let head = cfg.head_token_channels() as u32;
+        let bytes = fc1.mlp_weight_bytes() + fc1.mlp_proj_weight_bytes() + head * (fc1.inp + b::SHARED_PAD) * 2;
+        let pixel = !cfg.pixel_head || cfg.pixel_embed == 8;
+        (self.mlp_head && fits && pixel && head == 16 * b::HEAD_CHANNELS && bytes + 1024 <= shared_memory)
+            .then(|| (Variant { shader: "mlp_proj_head_regs_w_coop", ..variant }, rows))
     }
 
     /// Whether the MLP in registers (`fc1` its first layer) takes its weights into shared memory
