@@ -732,6 +732,36 @@ mod tests {
     }
 
     #[test]
+    fn the_head_pack_holds_the_head_s_tensors_where_the_shader_reads_them() {
+        let cfg = NetworkConfig { pixel_head: true, ..NetworkConfig::default() };
+        let pkg = ModelPackage::untrained(cfg.clone(), 5);
+        let pack = head_pack(&pkg);
+        let (c, ho) = (cfg.channels[0], cfg.head_token_channels());
+        // mlp_regs_coop.comp's HEAD_PACK_*: the 16 x 16 matrix, gamma, beta, the f32 bias, the weight.
+        let (gamma, beta, bias, weight) = (512, 512 + 2 * c, 512 + 4 * c, 512 + 4 * c + 4 * ho);
+        assert_eq!(pack.len(), weight + 2 * ho * c);
+        let h = |at: usize| half::f16::from_le_bytes([pack[at], pack[at + 1]]).to_f32();
+        let r = |v: f32| half::f16::from_f32(v).to_f32();
+        let t = |name: &str| pkg.tensor(name).data.clone();
+        let (pw, pb, hb) = (t("pixel_head.weight"), t("pixel_head.bias"), t("head.bias"));
+        // Row k, column n: pixel_head.weight[n % 8][k % 8] within a pixel, zero across the two.
+        assert_eq!(h(2 * (3 * 16 + 5)), r(pw[5 * 8 + 3]));
+        assert_eq!(h(2 * (11 * 16 + 14)), r(pw[6 * 8 + 3]));
+        assert_eq!(h(2 * (3 * 16 + 13)), 0.0);
+        assert_eq!(h(gamma + 2 * 7), r(t("head_norm.weight")[7]));
+        assert_eq!(h(beta + 2 * (c - 1)), r(t("head_norm.bias")[c - 1]));
+        let b = |o: usize| f32::from_le_bytes(pack[bias + 4 * o..bias + 4 * o + 4].try_into().unwrap());
+        assert_eq!(b(21), r(hb[21]) + r(pb[21 % 8]));
+        assert_eq!(h(weight + 2 * (5 * c + 9)), r(t("head.weight")[5 * c + 9]));
+        // Without the per-pixel path: no matrix, the head's own bias.
+        let plain = ModelPackage::untrained(NetworkConfig { pixel_head: false, ..NetworkConfig::default() }, 5);
+        let pack = head_pack(&plain);
+        assert!(pack[..512].iter().all(|&v| v == 0));
+        let b0 = f32::from_le_bytes(pack[bias + 4 * 3..bias + 4 * 4].try_into().unwrap());
+        assert_eq!(b0, r(plain.tensor("head.bias").data[3]));
+    }
+
+    #[test]
     fn with_f16_streams_every_layer_that_touches_a_stream_takes_f16() {
         let cfg = NetworkConfig::default();
         let (f32s, f16s) = (Layers::new(&cfg), Layers::with_stream16(&cfg, true));

@@ -756,6 +756,26 @@ mod tests {
         assert!(!t.describe(true, true, None).contains("TESSEL_VK_MLP_REGS"));
         let why = t.describe(true, true, Some("the register paths need subgroups of 32, the device's are 8"));
         assert!(why.contains("their activations in shared memory (the register paths need subgroups of 32"), "{why}");
+        // The last block's MLP with the head: only on the register MLP with the projection and
+        // both weights in shared memory, at level 0, the head's 128 x (32 + pad) halves beside
+        // them with 1 KiB to spare (the driver's 22,528 bytes at 32 channels, forty-seventh
+        // session), the per-pixel path (if any) of 8 values a pixel.
+        let cfg = tessel_model::config::NetworkConfig::default();
+        let h = |t: &NetTiles, shared, f: &LinearSpec, c: &tessel_model::config::NetworkConfig| t.mlp_head_dispatch(shared, f, c).map(|(v, rows)| (v.shader, v.spec, rows));
+        let need = fc1(32, 0).mlp_weight_bytes() + fc1(32, 0).mlp_proj_weight_bytes() + 128 * (32 + b::SHARED_PAD) * 2;
+        assert_eq!(need, 22_528);
+        let (shader, spec, rows) = h(&regs, big, &fc1(32, 0), &cfg).unwrap();
+        assert_eq!((shader, rows), ("mlp_proj_head_regs_w_coop", 64));
+        assert_eq!(spec, regs.mlp_dispatch(big, &fc1(32, 0), 8).unwrap().0.spec, "the MLP's own constants");
+        assert!(h(&regs, need + 1024, &fc1(32, 0), &cfg).is_some() && h(&regs, need + 1023, &fc1(32, 0), &cfg).is_none());
+        assert!(h(&NetTiles { mlp_head: false, ..regs }, big, &fc1(32, 0), &cfg).is_none(), "the kill switch");
+        assert!(h(&t, big, &fc1(32, 0), &cfg).is_none(), "not without the MLP in registers");
+        assert!(h(&NetTiles { mlp_proj: false, ..regs }, big, &fc1(32, 0), &cfg).is_none(), "not without the projection first");
+        assert!(h(&NetTiles { mlp_weights: false, ..regs }, big, &fc1(32, 0), &cfg).is_none(), "not with the weights from the buffer");
+        assert!(h(&regs, big, &fc1(48, 1), &cfg).is_none(), "level 0 only");
+        let p4 = tessel_model::config::NetworkConfig { pixel_embed: 4, pixel_head: true, ..cfg.clone() };
+        assert!(h(&regs, big, &fc1(32, 0), &p4).is_none(), "the per-pixel path needs 8 values a pixel");
+        assert!(regs.describe(true, true, None).contains("the last block's with the head where it fits (TESSEL_VK_MLP_HEAD=0 apart)"));
     }
 
     #[test]
