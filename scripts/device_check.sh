@@ -167,6 +167,8 @@ TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_REGS=0 TESSEL_VK_MLP_REGS=0 TESSEL_VK_LIN
 step "tessel check, the residual streams in f32 (TESSEL_VK_STREAM16=0, the kill switch), on the cooperative-matrix path and with the fused blocks (TESSEL_VK_FUSED=1, which keeps them in f32)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_STREAM16=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_stream32.json"
 TESSEL_VK_NATIVE=0 TESSEL_VK_FUSED=1 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_fused.json"
+step "tessel check, the head apart from the last block's MLP (TESSEL_VK_MLP_HEAD=0, the kill switch)"
+TESSEL_VK_NATIVE=0 TESSEL_VK_MLP_HEAD=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_mlp_head0.json"
 step "tessel check, scalar path (TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0 run $B/tessel check --network vulkan --json "$OUT/check_scalar.json"
 
@@ -178,6 +180,8 @@ for s in "2560x1440 2" "3840x2160 2"; do
   TESSEL_VK_NATIVE=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders.json"
   step "tessel bench --network vulkan at $size, the shaders' network with its residual streams in f32 (TESSEL_VK_STREAM16=0)"
   TESSEL_VK_NATIVE=0 TESSEL_VK_STREAM16=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_stream32.json"
+  step "tessel bench --network vulkan at $size, the shaders' network with the head apart from the last block's MLP (TESSEL_VK_MLP_HEAD=0)"
+  TESSEL_VK_NATIVE=0 TESSEL_VK_MLP_HEAD=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_mlp_head0.json"
   step "tessel bench --network vulkan at $size, the shaders' network with the scalar attention (TESSEL_VK_ATTENTION_COOP=0)"
   TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_scalar_attention.json"
   step "tessel bench --network vulkan at $size, the shaders' network with every result staged in shared memory (TESSEL_VK_COOP_DIRECT=0)"
