@@ -168,10 +168,12 @@ impl PlanBuilder<'_> {
         self.steps.last_mut().unwrap().shift_layer = Some((bs.layer, FUSED_SHIFT_OFFSET));
     }
 
-    /// A block; `head`: the head follows it, in its MLP's dispatch ([`Model::mlp_head_dispatch`]).
-    fn block(&mut self, bs: &BlockSpec, head: Option<(Variant, (u32, u32, u32))>) {
+    /// A block; `head`: the head may follow it in its MLP's dispatch ([`Model::mlp_head_dispatch`]).
+    /// Whether it did (only where the block's MLP runs in one dispatch with its projection).
+    fn block(&mut self, bs: &BlockSpec, head: Option<(Variant, (u32, u32, u32))>) -> bool {
         if let Some(shader) = self.model.fused_level(bs.level) {
-            return self.fused_block(bs, shader);
+            self.fused_block(bs, shader);
+            return false;
         }
         let m = self.model;
         let ly = &m.layers;
@@ -213,12 +215,14 @@ impl PlanBuilder<'_> {
             self.linear(&ly.proj[level], (attn, x), &format!("{name}.proj"), (t, w), none, None);
         }
         if let Some((variant, groups, proj)) = mlp {
-            let (variant, groups) = head.clone().filter(|_| proj).unwrap_or((variant, groups));
-            return self.mlp(&variant, groups, bs, (t, w), proj.then_some(attn), head.is_some() && proj);
+            let with_head = head.is_some() && proj;
+            let (variant, groups) = head.filter(|_| proj).unwrap_or((variant, groups));
+            self.mlp(&variant, groups, bs, (t, w), proj.then_some(attn), with_head);
+            return with_head;
         }
-        assert!(head.is_none(), "{name}: the head goes with an MLP in one dispatch only");
         self.linear(&ly.fc1[level], (x, hidden), &format!("{name}.fc1"), (t, w), none, Some(&format!("{name}.norm2")));
         self.linear(&ly.fc2[level], (hidden, x), &format!("{name}.fc2"), (t, w), none, None);
+        false
     }
 
     /// A block's MLP in one dispatch (mlp_direct_coop.comp, the linear layers' push constants:
@@ -292,8 +296,7 @@ impl PlanBuilder<'_> {
                 NetOp::Block(bs) => {
                     // The last block at level 0 takes the head along where it can.
                     let head = (bs.level == 0 && matches!(ops.get(i + 1), Some(NetOp::Head))).then(|| m.mlp_head_dispatch(w0 * h0)).flatten();
-                    head_done |= head.is_some();
-                    self.block(&bs, head)
+                    head_done |= self.block(&bs, head);
                 }
                 NetOp::Head if head_done => {}
                 NetOp::Merge(l) => {
