@@ -227,8 +227,8 @@ impl NetTiles {
     pub fn describe(&self, coop: bool, attention_coop: bool, regs_why: Option<&str>) -> String {
         let mut parts = vec![if self.stream16 { "streams in f16 (TESSEL_VK_STREAM16=0 for f32)" } else { "streams in f32 (TESSEL_VK_STREAM16=0, or a fused level)" }.to_string()];
         if coop {
-            let rows = self.rows.map_or("32 rows at level 0 and its merge (staged: 128 where they fit), its embedding and MLP 64, the head 128, 64 below".to_string(), |r| format!("{r} rows"));
-            let cols = self.cols.map_or("chunks of 32, expansions 64".to_string(), |c| format!("chunks of {c}"));
+            let rows = self.rows.map_or("32 rows at level 0 and its merge (staged: 128 where they fit), its embedding and MLP 64 (in registers every MLP 128), the head 128, the expansion out of level 2 128, 64 below".to_string(), |r| format!("{r} rows"));
+            let cols = self.cols.map_or("chunks of 32 (the expansions out of level 2 and deeper 64)".to_string(), |c| format!("chunks of {c}"));
             parts.push(format!("tiles: {rows}, {cols}, head {} (TESSEL_VK_COOP_ROWS|COLS|HEAD_COLS)", self.head_cols));
             let weights = if self.mlp_weights {
                 ", their weights in shared memory where they fit (TESSEL_VK_COOP_MLP_W=0 from the buffer)"
@@ -311,6 +311,11 @@ impl NetTiles {
     pub fn rows(&self, shared_memory: u32, l: &LinearSpec) -> u32 {
         self.rows.unwrap_or(if l.level == 0 {
             32
+        } else if l.mode == b::MODE_EXPAND && l.level >= 2 && l.coop_shared_bytes(128, 16) + 1024 <= shared_memory {
+            // The expansion out of level 2 at 128 rows (in chunks of 16, what fits beside them):
+            // 0.032 -> 0.029 ms at 4K on the H100, where the expansion out of level 1 takes
+            // chunks of 32 instead ([`NetTiles::cols`]; forty-seventh session).
+            128
         } else if l.mode == b::MODE_MERGE && l.level == 1 && l.coop_shared_bytes(128, 16) + 1024 <= shared_memory {
             // The merge out of level 0: 0.145 -> 0.113 ms at 4K with 128 rows, where the merge
             // into level 2 loses with them (0.062 -> 0.185; thirty-seventh session). Where 128
@@ -331,6 +336,9 @@ impl NetTiles {
         }
         let cap = match l.mode {
             b::MODE_HEAD => self.head_cols,
+            // The expansion out of level 1 in chunks of 32: 0.063 -> 0.049 ms at 4K on the H100
+            // with the streams in f16 (forty-seventh session); out of deeper levels 64, what fits.
+            b::MODE_EXPAND if l.level == 1 => self.cols.unwrap_or(32),
             b::MODE_EXPAND => self.cols.unwrap_or(64),
             _ => self.cols.unwrap_or(b::COOP_COLS_DEFAULT),
         };
@@ -484,13 +492,21 @@ impl NetTiles {
         if self.direct == Direct::Off || !self.mlp || fc1.inp % 16 != 0 || fc1.out % 16 != 0 {
             return None;
         }
-        // Level 0's MLP at 64 rows, not the level's 32: 0.187 -> 0.170 ms at 4K on the H100
-        // (forty-second session, with its weights in shared memory).
-        let mut rows = if self.rows.is_none() && fc1.level == 0 { 64 } else { self.rows(shared_memory, fc1) };
         // In registers (mlp_regs_coop.comp) the rows take no shared memory, and by role every
         // level's MLP is one dispatch: level 2's proj, fc1 and fc2 0.105 -> 0.092 ms at 4K on the
         // H100 (forty-fifth session).
         let regs = self.mlp_in_regs(fc1);
+        // Level 0's MLP at 64 rows, not the level's 32: 0.187 -> 0.170 ms at 4K on the H100
+        // (forty-second session, with its weights in shared memory). In registers, 128 rows at
+        // every level (eight subgroups a workgroup, each its block): at 4K on the H100 with the
+        // streams in f16, level 0's 0.055 -> 0.052 ms, level 1's 0.029-0.032 -> 0.026-0.029,
+        // level 2's 0.044 / 0.038 -> 0.038 / 0.034, the last block's with the head 0.194 -> 0.189
+        // (forty-seventh session).
+        let mut rows = match (self.rows, regs, fc1.level) {
+            (None, true, _) => 128,
+            (None, false, 0) => 64,
+            _ => self.rows(shared_memory, fc1),
+        };
         if self.direct == Direct::Roles && !regs && fc1.mlp_shared_bytes(rows) > MLP_ROLE_SHARED {
             return None;
         }
@@ -613,11 +629,17 @@ mod tests {
         assert_eq!(t.rows(big, &merge(192, 96, 2)), 64);
         assert_eq!(NetTiles { rows: Some(64), ..t }.rows(64 * 1024, &merge(128, 48, 1)), 64);
         assert_eq!(t.rows(big, &merge(128, 48, 1)), 64, "128 padded rows of 128 inputs do not fit 48 KiB");
-        // Chunks: 32 for a plain layer, 64 for an expansion, the head its own.
+        // Chunks: 32 for a plain layer and the expansion out of level 1, 64 for a deeper one
+        // where they fit (beside 128 rows, 16), the head its own.
         assert_eq!(t.cols(big, &spec(32, 96, 0)), Some(32));
         let expand = LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..spec(48, 128, 1) };
-        assert_eq!(t.cols(big, &expand), Some(64));
-        assert_eq!(NetTiles { cols: Some(32), ..t }.cols(big, &expand), Some(32), "TESSEL_VK_COOP_COLS caps the expansions too");
+        assert_eq!(t.cols(big, &expand), Some(32));
+        assert_eq!(t.rows(big, &expand), 64);
+        assert_eq!(NetTiles { cols: Some(64), ..t }.cols(big, &expand), Some(64), "TESSEL_VK_COOP_COLS sets the expansions' too");
+        let expand2 = LinearSpec { mode: b::MODE_EXPAND, residual: 1, ..spec(96, 192, 2) };
+        assert_eq!((t.rows(big, &expand2), t.cols(big, &expand2)), (128, Some(16)));
+        assert_eq!((t.rows(32 * 1024, &expand2), t.cols(32 * 1024, &expand2)), (64, Some(32)), "lavapipe's 32 KiB: 64 rows");
+        assert_eq!(NetTiles { rows: Some(64), ..t }.rows(big, &expand2), 64);
         let head = LinearSpec { mode: b::MODE_HEAD, ln: 1, ..spec(32, 128, 0) };
         assert_eq!(t.cols(big, &head), Some(32));
         assert_eq!(NetTiles { head_cols: 16, ..t }.cols(big, &head), Some(16));
@@ -637,7 +659,7 @@ mod tests {
     fn the_start_up_words_name_the_tiles_and_the_attention() {
         let t = NetTiles::default();
         let d = t.describe(true, false, None);
-        assert!(d.contains("32 rows at level 0 and its merge (staged: 128 where they fit), its embedding and MLP 64, the head 128, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
+        assert!(d.contains("32 rows at level 0 and its merge (staged: 128 where they fit), its embedding and MLP 64 (in registers every MLP 128), the head 128, the expansion out of level 2 128, 64 below") && d.contains("head 32") && d.contains("attention: one pass, 1 query"), "{d}");
         let d = NetTiles { rows: Some(128), attention_online: false, attention_qpi: 2, ..t }.describe(false, false, None);
         assert!(!d.contains("tiles") && d.contains("attention: two passes, 2 queries"), "{d}");
         assert!(NetTiles { rows: Some(128), ..t }.describe(true, false, None).contains("tiles: 128 rows"));
@@ -735,22 +757,22 @@ mod tests {
         assert_eq!(NetTiles { mlp: false, ..t }.mlp(big, &fc1(32, 0)), None);
         assert_eq!(off.mlp(big, &fc1(32, 0)), None, "only with results in the accumulators");
         assert!(off.describe(true, true, None).contains("results staged"));
-        // In registers: the weights are all the shared memory it takes, and the projection comes
-        // first at every width up to 96.
-        assert_eq!(d(&regs, big, &fc1(32, 0)), Some(("mlp_proj_regs_w_coop", 64, true)));
-        assert_eq!(d(&regs, big, &fc1(48, 1)), Some(("mlp_proj_regs_w_coop", 64, true)));
+        // In registers: the weights are all the shared memory it takes, the projection comes
+        // first at every width up to 96, and a workgroup takes 128 rows.
+        assert_eq!(d(&regs, big, &fc1(32, 0)), Some(("mlp_proj_regs_w_coop", 128, true)));
+        assert_eq!(d(&regs, big, &fc1(48, 1)), Some(("mlp_proj_regs_w_coop", 128, true)));
         let small = fc1(48, 1).mlp_weight_bytes() + fc1(48, 1).mlp_proj_weight_bytes() + 1023;
-        assert_eq!(d(&regs, small, &fc1(48, 1)), Some(("mlp_proj_regs_coop", 64, true)), "the weights and the projection's where they fit with 1 KiB to spare");
-        assert_eq!(d(&NetTiles { mlp_proj: false, ..regs }, small, &fc1(48, 1)), Some(("mlp_regs_w_coop", 64, false)), "without the projection's");
+        assert_eq!(d(&regs, small, &fc1(48, 1)), Some(("mlp_proj_regs_coop", 128, true)), "the weights and the projection's where they fit with 1 KiB to spare");
+        assert_eq!(d(&NetTiles { mlp_proj: false, ..regs }, small, &fc1(48, 1)), Some(("mlp_regs_w_coop", 128, false)), "without the projection's");
         assert_eq!(fc1(48, 1).mlp_weight_bytes() + fc1(48, 1).mlp_proj_weight_bytes(), 20_736 + 5_376);
-        assert_eq!(d(&regs, big, &fc1(96, 2)), Some(("mlp_proj_regs_wh_coop", 64, true)), "96 wide, by role: the projection in registers too, the weights a half at a time");
+        assert_eq!(d(&regs, big, &fc1(96, 2)), Some(("mlp_proj_regs_wh_coop", 128, true)), "96 wide, by role: the projection in registers too, the weights a half at a time");
         assert_eq!(fc1(96, 2).mlp_weight_half_bytes(), 39_936);
-        assert_eq!(d(&regs, fc1(96, 2).mlp_weight_half_bytes() + 1023, &fc1(96, 2)), Some(("mlp_proj_regs_coop", 64, true)), "1 KiB to spare");
-        assert_eq!(d(&NetTiles { mlp_weights: false, ..regs }, big, &fc1(96, 2)), Some(("mlp_proj_regs_coop", 64, true)), "TESSEL_VK_COOP_MLP_W=0");
-        assert_eq!(d(&NetTiles { mlp_proj: false, ..regs }, big, &fc1(96, 2)), Some(("mlp_regs_wh_coop", 64, false)));
+        assert_eq!(d(&regs, fc1(96, 2).mlp_weight_half_bytes() + 1023, &fc1(96, 2)), Some(("mlp_proj_regs_coop", 128, true)), "1 KiB to spare");
+        assert_eq!(d(&NetTiles { mlp_weights: false, ..regs }, big, &fc1(96, 2)), Some(("mlp_proj_regs_coop", 128, true)), "TESSEL_VK_COOP_MLP_W=0");
+        assert_eq!(d(&NetTiles { mlp_proj: false, ..regs }, big, &fc1(96, 2)), Some(("mlp_regs_wh_coop", 128, false)));
         assert!(!regs.mlp_weight_halves(big, &fc1(48, 1)), "the whole fit");
         assert!(!regs.mlp_weight_halves(big, &LinearSpec { act: 1, ln: 1, out_f16: 1, ..spec(96, 160, 2) }), "halves of 80: not whole pairs of chunks");
-        assert_eq!(d(&NetTiles { mlp_proj: false, ..regs }, big, &fc1(32, 0)), Some(("mlp_regs_w_coop", 64, false)));
+        assert_eq!(d(&NetTiles { mlp_proj: false, ..regs }, big, &fc1(32, 0)), Some(("mlp_regs_w_coop", 128, false)));
         assert!(!fc1(112, 2).mlp_regs_fits(), "seven tiles");
         assert!(regs.describe(true, true, None).contains("their activations in registers (TESSEL_VK_MLP_REGS=0 in shared memory)"));
         assert!(!t.describe(true, true, None).contains("TESSEL_VK_MLP_REGS"));
@@ -765,7 +787,7 @@ mod tests {
         let need = fc1(32, 0).mlp_weight_bytes() + fc1(32, 0).mlp_proj_weight_bytes() + 128 * (32 + b::SHARED_PAD) * 2;
         assert_eq!(need, 22_528);
         let (shader, spec, rows) = h(&regs, big, &fc1(32, 0), &cfg).unwrap();
-        assert_eq!((shader, rows), ("mlp_proj_head_regs_w_coop", 64));
+        assert_eq!((shader, rows), ("mlp_proj_head_regs_w_coop", 128));
         assert_eq!(spec, regs.mlp_dispatch(big, &fc1(32, 0), 8).unwrap().0.spec, "the MLP's own constants");
         assert!(h(&regs, need + 1024, &fc1(32, 0), &cfg).is_some() && h(&regs, need + 1023, &fc1(32, 0), &cfg).is_none());
         assert!(h(&NetTiles { mlp_head: false, ..regs }, big, &fc1(32, 0), &cfg).is_none(), "the kill switch");
