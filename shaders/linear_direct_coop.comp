@@ -1,8 +1,8 @@
 #version 460
 // The cooperative-matrix linear layer without staging (docs/ENGINE.md, "Results straight from the
-// accumulators"): the plain, merge and head (P = 8) variants of linear_coop.comp (same specialisation and push
-// constants, same grid of ROWS tokens a workgroup, 2 ROWS invocations), for layers whose outputs
-// are plain rows. Each subgroup owns 16-row blocks and, chunk by chunk, up to four 16x16
+// accumulators"): the plain, merge, head (P = 8) and expansion variants of linear_coop.comp (same
+// specialisation and push constants, same grid of ROWS tokens a workgroup, 2 ROWS invocations).
+// Each subgroup owns 16-row blocks and, chunk by chunk, up to four 16x16
 // accumulators that start as the bias (and, for a residual layer, the stream's old values), take
 // the products with B read straight from the weights, get SiLU element by element, and are stored
 // straight into the output rows. Only the inputs go through shared memory, and only where they
@@ -36,11 +36,12 @@ const uint THREADS = gl_WorkGroupSize.x;
 #if TS_IN_REGS
 // (Written with || alone: glslang 13 emitted specialisation constants built with && or ! from
 // others after their first use, which spirv-val refuses and the H100's driver crashed on.)
-const bool IN_REGS = LN != 0 || MODE != TS_MODE_PLAIN || IN_F16 == 0;
+const bool IN_REGS = LN != 0 || MODE == TS_MODE_MERGE || IN_F16 == 0;
 const bool STAGED = false;
 #else
-// Inputs read as matrices straight from the buffer: f16 rows that need nothing first.
-const bool STAGED = LN != 0 || MODE != TS_MODE_PLAIN || IN_F16 == 0;
+// Inputs read as matrices straight from the buffer: f16 rows that need nothing first (a plain
+// layer's, an expansion's).
+const bool STAGED = LN != 0 || MODE == TS_MODE_MERGE || IN_F16 == 0;
 #endif
 // The head (P = 8): the per-pixel path is one more product per 16 outputs (two pixels' 8 head
 // channels), of those pixels' 16 embedding values and a 16 x 16 block-diagonal matrix holding
@@ -70,6 +71,17 @@ MATA load_a(uint row0, uint rb, uint k) {
     return a;
 }
 
+// Where output columns n..n+15 of rows row0..row0+15 start in y, and the distance between their
+// rows: rows of OUT, or for the expansion (the depth-to-space scatter) the level below's rows of
+// OUT / 4, two tokens apart, since the 16 rows are consecutive tokens of one grid row (the host
+// takes this shader for an expansion only where every grid row is whole 16s: LinearSpec::rows16).
+uint out_at(uint row0, uint n) {
+    return MODE == TS_MODE_EXPAND ? linear_dst(row0, n) : row0 * OUT + n;
+}
+uint out_stride() {
+    return MODE == TS_MODE_EXPAND ? 2 * (OUT / 4) : OUT;
+}
+
 // Output columns n..n+15 of rows row0..row0+15 before the products: the bias, plus the old
 // values of a residual stream.
 ACC start(uint row0, uint n) {
@@ -81,7 +93,7 @@ ACC start(uint row0, uint n) {
         coopMatLoad(b16, Bs, n, OUT, gl_CooperativeMatrixLayoutRowMajor);
         c = ACC(b16);
     }
-    if (RESIDUAL != 0) c = add_old(c, pc.y, row0, n, OUT, OUT_F16 != 0);
+    if (RESIDUAL != 0) c += load_stream(pc.y, out_at(row0, n), out_stride(), OUT_F16 != 0);
     return c;
 }
 
@@ -89,12 +101,7 @@ void finish(ACC c, uint row0, uint n) {
     if (ACT == 1) {
         for (int i = 0; i < c.length(); i++) c[i] = c[i] / (1.0 + exp(-c[i]));
     }
-    if (OUT_F16 != 0) {
-        ACC16 h = ACC16(c);
-        coopMatStore(h, F16Rows(pc.y).v, row0 * OUT + n, OUT, gl_CooperativeMatrixLayoutRowMajor);
-    } else {
-        coopMatStore(c, F32Rows(pc.y).v, row0 * OUT + n, OUT, gl_CooperativeMatrixLayoutRowMajor);
-    }
+    store_stream(c, pc.y, out_at(row0, n), out_stride(), OUT_F16 != 0);
 }
 
 #if TS_IN_REGS

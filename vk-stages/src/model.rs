@@ -29,11 +29,15 @@ pub struct LinearSpec {
     pub ln: u32,
     /// The level whose tokens the dispatch runs over (a merge and an expansion: the coarser).
     pub level: u32,
+    /// 1: every grid row of that level is whole 16s of tokens, whatever the frame's size (the
+    /// padded grid, docs/NETWORK.md §3): an expansion's 16 consecutive rows then go to tokens of
+    /// the level below a fixed distance apart, which linear_direct_coop.comp needs.
+    pub rows16: u32,
 }
 
 impl LinearSpec {
     pub fn plain(inp: usize, out: usize) -> LinearSpec {
-        LinearSpec { inp: inp as u32, out: out as u32, act: 0, mode: b::MODE_PLAIN, residual: 0, in_f16: 0, out_f16: 0, ln: 0, level: 0 }
+        LinearSpec { inp: inp as u32, out: out as u32, act: 0, mode: b::MODE_PLAIN, residual: 0, in_f16: 0, out_f16: 0, ln: 0, level: 0, rows16: 0 }
     }
     pub fn variant(&self, p: u32) -> Variant {
         Variant::new("linear", &self.spec(p, b::COOP_ROWS, b::COOP_COLS))
@@ -63,7 +67,7 @@ impl LinearSpec {
     /// merge's gather, f32 rows) and its variants with TS_IN_REGS may take them in registers
     /// instead: inputs of up to eight tiles of 16 (the merge out of a level of 32).
     pub fn in_regs_fits(&self) -> bool {
-        let staged = self.ln == 1 || self.mode != b::MODE_PLAIN || self.in_f16 == 0;
+        let staged = self.ln == 1 || self.mode == b::MODE_MERGE || self.in_f16 == 0;
         staged && self.inp % 16 == 0 && self.inp <= 128
     }
     /// Shared memory that the weights take in linear_direct_w_coop (rows padded, bindings.h's
@@ -75,7 +79,7 @@ impl LinearSpec {
     /// where they are staged (a LayerNorm, the merge gather, f32 rows; rows padded),
     /// the bias in 16 rows (f32 for the head, with its per-pixel path's 16 x 16 matrix).
     pub fn direct_shared_bytes(&self, rows: u32) -> u32 {
-        let staged = self.ln == 1 || self.mode != b::MODE_PLAIN || self.in_f16 == 0;
+        let staged = self.ln == 1 || self.mode == b::MODE_MERGE || self.in_f16 == 0;
         let bias = if self.mode == b::MODE_HEAD { 16 * self.out * 4 + 512 } else { 16 * self.out * 2 };
         (if staged { rows * (self.inp + b::SHARED_PAD) * 2 } else { 32 }) + bias
     }
@@ -195,7 +199,7 @@ impl Layers {
             fc1: at_levels(c.iter().map(|&c| LinearSpec { act: 1, ln: 1, in_f16: s, out_f16: 1, ..LinearSpec::plain(c, m * c) }), 0),
             fc2: at_levels(c.iter().map(|&c| LinearSpec { residual: 1, in_f16: 1, out_f16: s, ..LinearSpec::plain(m * c, c) }), 0),
             merge: at_levels((1..lv).map(|l| LinearSpec { mode: b::MODE_MERGE, in_f16: s, out_f16: s, ..LinearSpec::plain(4 * c[l - 1], c[l]) }), 1),
-            expand: at_levels((1..lv).map(|l| LinearSpec { mode: b::MODE_EXPAND, residual: 1, in_f16: s, out_f16: s, ..LinearSpec::plain(c[l], 4 * c[l - 1]) }), 1),
+            expand: at_levels((1..lv).map(|l| LinearSpec { mode: b::MODE_EXPAND, residual: 1, in_f16: s, out_f16: s, rows16: rows16(lv, l), ..LinearSpec::plain(c[l], 4 * c[l - 1]) }), 1),
         }
     }
 
@@ -206,6 +210,12 @@ impl Layers {
         }
         v
     }
+}
+
+/// Whether every grid row of level `l` of a network of `levels` levels is whole 16s of tokens:
+/// level 0's padded grid is a multiple of 8 << (levels - 1) tokens each way (docs/NETWORK.md §3).
+fn rows16(levels: usize, l: usize) -> u32 {
+    (((8usize << (levels - 1)) >> l) % 16 == 0) as u32
 }
 
 /// The specs of consecutive levels from `first` on (a merge and an expansion run over the

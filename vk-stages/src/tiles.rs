@@ -90,6 +90,11 @@ pub struct NetTiles {
     /// and its projection's in shared memory and the head's fit beside them
     /// ([`NetTiles::mlp_head_dispatch`]); 0: the head apart.
     pub mlp_head: bool,
+    /// `TESSEL_VK_EXPAND_DIRECT=0|1`, default 1: with `direct`, an expansion whose grid rows are
+    /// whole 16s of tokens (`LinearSpec::rows16`) keeps its results in the accumulators and
+    /// scatters them from there (linear_direct_coop.comp) instead of staging them
+    /// (linear_coop.comp).
+    pub expand_direct: bool,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]):
@@ -166,7 +171,7 @@ const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true, linear_regs: true, stream16: true, mlp_head: true }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true, linear_regs: true, stream16: true, mlp_head: true, expand_direct: true }
     }
 }
 
@@ -218,6 +223,7 @@ impl NetTiles {
             linear_regs: setting("TESSEL_VK_LINEAR_REGS", &[0, 1])? != Some(0),
             stream16: setting("TESSEL_VK_STREAM16", &[0, 1])? != Some(0),
             mlp_head: setting("TESSEL_VK_MLP_HEAD", &[0, 1])? != Some(0),
+            expand_direct: setting("TESSEL_VK_EXPAND_DIRECT", &[0, 1])? != Some(0),
         })
     }
 
@@ -268,7 +274,8 @@ impl NetTiles {
                 (false, Some(why)) => format!(", their input rows staged in shared memory ({why})"),
                 (false, None) => String::new(),
             };
-            let mlp = format!("{mlp}{linear_w}{linear_regs}");
+            let expand = if self.expand_direct { ", expansions too where grid rows are whole 16s (TESSEL_VK_EXPAND_DIRECT=0 stages them)" } else { ", expansions staged (TESSEL_VK_EXPAND_DIRECT=0)" };
+            let mlp = format!("{mlp}{linear_w}{linear_regs}{expand}");
             parts.push(match self.direct {
                 Direct::Off => "results staged in shared memory (TESSEL_VK_COOP_DIRECT=0)".to_string(),
                 Direct::Roles => format!("results straight from the accumulators where it pays (TESSEL_VK_COOP_DIRECT=0 stages them, 2 everywhere){mlp}"),
@@ -351,7 +358,9 @@ impl NetTiles {
     /// The tile where layer `l` takes linear_direct_coop.comp: plain and merge layers, and the
     /// head where pixels have 8 embedding values (`p`; its per-pixel path is a 16 x 16 product
     /// per two pixels), whose shared memory fits with 1 KiB to spare. The expansion's scatter
-    /// takes linear_coop.comp. Chunks of up to 64 outputs (four accumulators), or
+    /// takes linear_coop.comp, except where every grid row is whole 16s of tokens (`rows16`,
+    /// `expand_direct`): there it scatters its accumulators as they are. Chunks of up to 64
+    /// outputs (four accumulators), or
     /// `TESSEL_VK_COOP_COLS`. By role ([`Direct::Roles`]), from the per-dispatch times at 4K on
     /// the H100 (thirty-ninth session, staged against direct): every layer whose inputs pass
     /// through shared memory anyway (a LayerNorm first: qkv 0.147 -> 0.125 ms at level 0, fc1,
@@ -361,7 +370,8 @@ impl NetTiles {
     /// 0.109 -> 0.124), not rows wider than 96 (level 2's fc2 0.053 -> 0.059), and not the merge
     /// into level 2 (merge2 0.064 -> 0.101); the merge out of level 0 at 32 rows (below).
     pub fn direct(&self, shared_memory: u32, l: &LinearSpec, p: u32) -> Option<DirectTile> {
-        let mode = matches!(l.mode, b::MODE_PLAIN | b::MODE_MERGE) || (l.mode == b::MODE_HEAD && p == 8 && b::HEAD_CHANNELS == 8);
+        let expand = l.mode == b::MODE_EXPAND && l.rows16 == 1 && self.expand_direct;
+        let mode = matches!(l.mode, b::MODE_PLAIN | b::MODE_MERGE) || expand || (l.mode == b::MODE_HEAD && p == 8 && b::HEAD_CHANNELS == 8);
         let from_buffer = l.ln == 0 && l.mode == b::MODE_PLAIN && l.in_f16 == 1;
         // Level 0's layers that read f16 rows from the buffer (the embedding, proj) do pay where
         // their weights are in shared memory (`weights_first` below).
@@ -665,6 +675,23 @@ mod tests {
         assert!(NetTiles { rows: Some(128), ..t }.describe(true, false, None).contains("tiles: 128 rows"));
         let d = t.describe(true, true, None);
         assert!(d.contains("attention: cooperative matrices (TESSEL_VK_ATTENTION_COOP=0") && !d.contains("query"), "{d}");
+    }
+
+    #[test]
+    fn expansions_scatter_their_accumulators_where_grid_rows_are_whole_16s() {
+        let t = NetTiles::default();
+        let big = 48 * 1024;
+        let cfg = tessel_model::config::NetworkConfig::default();
+        let layers = crate::model::Layers::with_stream16(&cfg, true);
+        let (e1, e2) = (layers.expand[0], layers.expand[1]);
+        assert_eq!((e1.rows16, e2.rows16), (1, 0), "level 1's rows are 16s of tokens, level 2's only 8s");
+        let v = t.direct_dispatch(big, &e1, 8).unwrap();
+        assert_eq!((v.0.shader, v.1), ("linear_direct_w_coop", 64), "the expansion into level 0, its weights in shared memory");
+        assert_eq!(e1.direct_shared_bytes(64), 32 + 16 * 128 * 2, "its input rows read as matrices from the buffer");
+        assert!(t.direct_dispatch(big, &e2, 8).is_none(), "the expansion out of level 2 stays staged");
+        assert!(NetTiles { expand_direct: false, ..t }.direct_dispatch(big, &e1, 8).is_none(), "the kill switch");
+        assert!(NetTiles { direct: Direct::Off, ..t }.direct_dispatch(big, &e1, 8).is_none());
+        assert!(t.describe(true, true, None).contains("expansions too where grid rows are whole 16s (TESSEL_VK_EXPAND_DIRECT=0 stages them)"));
     }
 
     #[test]
