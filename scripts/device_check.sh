@@ -169,6 +169,8 @@ TESSEL_VK_NATIVE=0 TESSEL_VK_STREAM16=0 run $B/tessel check --network vulkan --j
 TESSEL_VK_NATIVE=0 TESSEL_VK_FUSED=1 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_fused.json"
 step "tessel check, the head apart from the last block's MLP (TESSEL_VK_MLP_HEAD=0, the kill switch)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_MLP_HEAD=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_mlp_head0.json"
+step "tessel check, the expansion into level 0 staged (TESSEL_VK_EXPAND_DIRECT=0, the kill switch)"
+TESSEL_VK_NATIVE=0 TESSEL_VK_EXPAND_DIRECT=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_expand_direct0.json"
 step "tessel check, scalar path (TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0 run $B/tessel check --network vulkan --json "$OUT/check_scalar.json"
 
