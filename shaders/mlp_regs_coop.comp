@@ -250,12 +250,11 @@ void main() {
 #if TS_MLP_HEAD
         // The head: head_norm from the accumulators into A matrices, then 16 head channels (two
         // pixels) at a time: the bias, the products with head.weight, the two pixels'
-        // embeddings (token channels n .. n + 15, P = 8; loaded below) times the block-diagonal
-        // matrix, stored as f16.
-        // The two pixels' embeddings of every 16 head channels are asked for first, so that their
-        // loads overlap head_norm and the products (121 registers against 93, still two
-        // workgroups an SM): the dispatch 0.188 -> 0.161 ms at 4K on the H100, where loading
-        // them before the MLP's hidden loop gave 0.164 (forty-seventh session, call 8).
+        // embeddings (token channels n .. n + 15, P = 8) times the block-diagonal matrix, stored
+        // as f16. Every chunk's embeddings are asked for first, so that their loads overlap
+        // head_norm and the products (121 registers against 93, still two workgroups an SM):
+        // the dispatch 0.188 -> 0.161 ms at 4K on the H100, where asking before the MLP's hidden
+        // loop gave 0.164 (forty-seventh session, call 8).
         MATA emb[HO / 16];
         if (pc.head_tokens != 0ul) {
             [[unroll]] for (uint q = 0; q < HO / 16; q++) coopMatLoad(emb[q], F16Rows(pc.head_tokens).v, row0 * 16 * P + 16 * q, 16 * P, gl_CooperativeMatrixLayoutRowMajor);
