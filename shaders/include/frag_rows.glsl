@@ -21,30 +21,30 @@ float frag_row_sum(float s) {
     return s + subgroupShuffleXor(s, 2);
 }
 
+// c's columns (the vector's col0 .. col0 + 15) plus the vector's elements, PAIR(q) being its pair
+// q as a vec2.
+#define FRAG_ADD_COLUMNS(PAIR) \
+    [[unroll]] for (int p = 0; p < 2; p++) { \
+        vec2 bv = PAIR((col0 + frag_col(0, 2 * p)) / 2); \
+        [[unroll]] for (int i = 2 * p; i < 8; i += 4) { \
+            c[i] += bv.x; \
+            c[i + 1] += bv.y; \
+        } \
+    }
 // c plus a vector of halves at v, element for element as in c's columns, which are the vector's
 // col0 .. col0 + 15.
 coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> frag_add_columns(coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c, uint64_t v, uint col0) {
     F16x2Buf b = F16x2Buf(v);
-    [[unroll]] for (int p = 0; p < 2; p++) {
-        vec2 bv = vec2(b.v[(col0 + frag_col(0, 2 * p)) / 2]);
-        [[unroll]] for (int i = 2 * p; i < 8; i += 4) {
-            c[i] += bv.x;
-            c[i + 1] += bv.y;
-        }
-    }
+#define F16_PAIR(q) vec2(b.v[q])
+    FRAG_ADD_COLUMNS(F16_PAIR)
     return c;
 }
 
 // The same with a vector of floats at v.
 coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> frag_add_columns32(coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c, uint64_t v, uint col0) {
     Vec2Buf b = Vec2Buf(v);
-    [[unroll]] for (int p = 0; p < 2; p++) {
-        vec2 bv = b.v[(col0 + frag_col(0, 2 * p)) / 2];
-        [[unroll]] for (int i = 2 * p; i < 8; i += 4) {
-            c[i] += bv.x;
-            c[i + 1] += bv.y;
-        }
-    }
+#define F32_PAIR(q) b.v[q]
+    FRAG_ADD_COLUMNS(F32_PAIR)
     return c;
 }
 
