@@ -67,8 +67,13 @@ impl LinearSpec {
     /// merge's gather, f32 rows) and its variants with TS_IN_REGS may take them in registers
     /// instead: inputs of up to eight tiles of 16 (the merge out of a level of 32).
     pub fn in_regs_fits(&self) -> bool {
-        let staged = self.ln == 1 || self.mode == b::MODE_MERGE || self.in_f16 == 0;
-        staged && self.inp % 16 == 0 && self.inp <= 128
+        self.direct_staged() && self.inp % 16 == 0 && self.inp <= 128
+    }
+    /// Whether linear_direct_coop.comp stages this layer's input rows (its STAGED): a LayerNorm
+    /// first, the merge's gather, f32 rows. Plain f16 rows (a plain layer's, an expansion's) are
+    /// read as matrices from the buffer.
+    pub fn direct_staged(&self) -> bool {
+        self.ln == 1 || self.mode == b::MODE_MERGE || self.in_f16 == 0
     }
     /// Shared memory that the weights take in linear_direct_w_coop (rows padded, bindings.h's
     /// TS_SHARED_PAD).
@@ -79,7 +84,7 @@ impl LinearSpec {
     /// where they are staged (a LayerNorm, the merge gather, f32 rows; rows padded),
     /// the bias in 16 rows (f32 for the head, with its per-pixel path's 16 x 16 matrix).
     pub fn direct_shared_bytes(&self, rows: u32) -> u32 {
-        let staged = self.ln == 1 || self.mode == b::MODE_MERGE || self.in_f16 == 0;
+        let staged = self.direct_staged();
         let bias = if self.mode == b::MODE_HEAD { 16 * self.out * 4 + 512 } else { 16 * self.out * 2 };
         (if staged { rows * (self.inp + b::SHARED_PAD) * 2 } else { 32 }) + bias
     }
@@ -107,6 +112,11 @@ impl LinearSpec {
             (true, true, Halves) => "mlp_proj_regs_wh_coop",
         };
         Variant::new(shader, &self.spec(p, tile.rows, tile.cols))
+    }
+    /// The network's last MLP with the head in one dispatch (mlp_proj_head_regs_w_coop: the
+    /// registers, the projection first, the weights in shared memory), with the MLP's constants.
+    pub fn mlp_head_variant(&self, p: u32, tile: &DirectTile) -> Variant {
+        Variant::new("mlp_proj_head_regs_w_coop", &self.spec(p, tile.rows, tile.cols))
     }
     /// Whether mlp_regs_coop.comp takes this MLP (`self` its fc1): the level's width in at most
     /// six tiles of 16, the hidden in pairs of chunks of 16 (its TS_MLP_HG).
@@ -617,19 +627,19 @@ pub fn head_pack(pkg: &ModelPackage) -> Vec<u8> {
     let cfg = &pkg.config;
     let h16 = |v: f32| half::f16::from_f32(v);
     let f16s = |name: &str| pkg.tensor(name).data.iter().flat_map(|&v| h16(v).to_le_bytes()).collect::<Vec<u8>>();
-    let pixel = cfg.pixel_head && cfg.pixel_embed == 8;
+    let pixel_w = (cfg.pixel_head && cfg.pixel_embed == 8).then(|| &pkg.tensor("pixel_head.weight").data);
+    let pixel_b = cfg.pixel_head.then(|| &pkg.tensor("pixel_head.bias").data);
     let mut out = Vec::new();
     for k in 0..16 {
         for n in 0..16 {
-            let v = if pixel && k / 8 == n / 8 { pkg.tensor("pixel_head.weight").data[(n % 8) * 8 + k % 8] } else { 0.0 };
+            let v = pixel_w.filter(|_| k / 8 == n / 8).map_or(0.0, |w| w[(n % 8) * 8 + k % 8]);
             out.extend(h16(v).to_le_bytes());
         }
     }
     out.extend(f16s("head_norm.weight"));
     out.extend(f16s("head_norm.bias"));
-    let bias = &pkg.tensor("head.bias").data;
-    for (o, &hb) in bias.iter().enumerate() {
-        let pb = if cfg.pixel_head { h16(pkg.tensor("pixel_head.bias").data[o % HEAD_CHANNELS]).to_f32() } else { 0.0 };
+    for (o, &hb) in pkg.tensor("head.bias").data.iter().enumerate() {
+        let pb = pixel_b.map_or(0.0, |b| h16(b[o % HEAD_CHANNELS]).to_f32());
         out.extend((h16(hb).to_f32() + pb).to_le_bytes());
     }
     out.extend(f16s("head.weight"));

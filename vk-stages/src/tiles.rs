@@ -431,6 +431,13 @@ impl NetTiles {
     /// [`NetTiles::mlp_proj`], [`NetTiles::mlp_weights_shared`]): the variant, its rows a
     /// workgroup, and whether it takes the block's attention projection.
     pub fn mlp_dispatch(&self, shared_memory: u32, fc1: &LinearSpec, p: u32) -> Option<(Variant, u32, bool)> {
+        let (tile, weights, proj) = self.mlp_choice(shared_memory, fc1)?;
+        Some((fc1.mlp_variant(p, &tile, weights, proj, self.mlp_in_regs(fc1)), tile.rows, proj))
+    }
+
+    /// The MLP in one dispatch's tile, where its weights are and whether it takes the projection
+    /// first ([`NetTiles::mlp_dispatch`]'s choices).
+    fn mlp_choice(&self, shared_memory: u32, fc1: &LinearSpec) -> Option<(DirectTile, MlpWeights, bool)> {
         let tile = self.mlp(shared_memory, fc1)?;
         let proj = self.mlp_proj(shared_memory, fc1, &tile);
         let weights = if self.mlp_weights_shared(shared_memory, fc1, &tile, proj) {
@@ -440,7 +447,7 @@ impl NetTiles {
         } else {
             MlpWeights::Buffer
         };
-        Some((fc1.mlp_variant(p, &tile, weights, proj, self.mlp_in_regs(fc1)), tile.rows, proj))
+        Some((tile, weights, proj))
     }
 
     /// Where the network's last block (at level 0, `fc1` its first layer) runs its MLP and the
@@ -451,14 +458,13 @@ impl NetTiles {
     /// neither stored by the MLP nor read again by the head. The variant (the MLP's
     /// specialisation) and its rows a workgroup.
     pub fn mlp_head_dispatch(&self, shared_memory: u32, fc1: &LinearSpec, cfg: &tessel_model::config::NetworkConfig) -> Option<(Variant, u32)> {
-        let p = cfg.pixel_embed as u32;
-        let (variant, rows, proj) = self.mlp_dispatch(shared_memory, fc1, p)?;
-        let fits = proj && variant.shader == "mlp_proj_regs_w_coop" && fc1.level == 0;
+        let (tile, weights, proj) = self.mlp_choice(shared_memory, fc1)?;
+        let fits = proj && weights == MlpWeights::Shared && self.mlp_in_regs(fc1) && fc1.level == 0;
         let head = cfg.head_token_channels() as u32;
         let bytes = fc1.mlp_weight_bytes() + fc1.mlp_proj_weight_bytes() + head * (fc1.inp + b::SHARED_PAD) * 2;
         let pixel = !cfg.pixel_head || cfg.pixel_embed == 8;
         (self.mlp_head && fits && pixel && head == 16 * b::HEAD_CHANNELS && bytes + 1024 <= shared_memory)
-            .then(|| (Variant { shader: "mlp_proj_head_regs_w_coop", ..variant }, rows))
+            .then(|| (fc1.mlp_head_variant(cfg.pixel_embed as u32, &tile), tile.rows))
     }
 
     /// Whether the MLP in registers (`fc1` its first layer) takes its weights into shared memory
