@@ -171,6 +171,8 @@ step "tessel check, the head apart from the last block's MLP (TESSEL_VK_MLP_HEAD
 TESSEL_VK_NATIVE=0 TESSEL_VK_MLP_HEAD=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_mlp_head0.json"
 step "tessel check, the expansion into level 0 staged (TESSEL_VK_EXPAND_DIRECT=0, the kill switch)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_EXPAND_DIRECT=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_expand_direct0.json"
+step "tessel check, the attention's weights copied a head at a time (TESSEL_VK_ATTENTION_AHEAD=0, the kill switch)"
+TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_AHEAD=0 run $B/tessel check --network vulkan --json "$OUT/check_coopmat_ahead0.json"
 step "tessel check, scalar path (TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0)"
 TESSEL_VK_NATIVE=0 TESSEL_VK_COOPMAT=0 run $B/tessel check --network vulkan --json "$OUT/check_scalar.json"
 
@@ -184,6 +186,8 @@ for s in "2560x1440 2" "3840x2160 2"; do
   TESSEL_VK_NATIVE=0 TESSEL_VK_STREAM16=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_stream32.json"
   step "tessel bench --network vulkan at $size, the shaders' network with the head apart from the last block's MLP (TESSEL_VK_MLP_HEAD=0)"
   TESSEL_VK_NATIVE=0 TESSEL_VK_MLP_HEAD=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_mlp_head0.json"
+  step "tessel bench --network vulkan at $size, the shaders' network with the attention's weights copied a head at a time (TESSEL_VK_ATTENTION_AHEAD=0)"
+  TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_AHEAD=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_ahead0.json"
   step "tessel bench --network vulkan at $size, the shaders' network with the scalar attention (TESSEL_VK_ATTENTION_COOP=0)"
   TESSEL_VK_NATIVE=0 TESSEL_VK_ATTENTION_COOP=0 run $B/tessel bench --network vulkan --size "$size" --ratio "$ratio" --frames 200 --json "$OUT/bench_${size}_shaders_scalar_attention.json"
   step "tessel bench --network vulkan at $size, the shaders' network with every result staged in shared memory (TESSEL_VK_COOP_DIRECT=0)"

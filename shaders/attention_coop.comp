@@ -37,6 +37,21 @@ layout(constant_id = 1) const int STREAM16 = 0;
 #define TS_LN_REGS (TS_SOFTMAX_REGS && TS_QKV_IN)
 // Tiles of 16 channels ln_regs may hold: level widths up to 96.
 #define TS_LN_TILES 6
+// TS_QKV_AHEAD=1 (attention_qkv_window_regs_ahead_coop; with TS_QKV_IN=2 and TS_SOFTMAX_REGS):
+// qkv's weights and bias tables reach shared memory through registers, every load issued before
+// the first store, and ahead of the products that need them. At levels of up to TS_AHEAD_HEADS
+// heads (bindings.h) every head's at once, at the start, beside the stream rows' loads, with k and v
+// alternating between two buffers, so that a head costs one workgroup barrier; at wider levels
+// one head's at a time, the next head's loads in flight while this head runs. At 4K on the H100
+// the shaders' network 0.996 -> 0.961 ms: level 0's attention 0.0775 -> 0.0748, level 1's 0.0402
+// -> 0.0392 and 0.0346 -> 0.0324, level 2's 0.0439 -> 0.0332 and 0.0375 -> 0.0260 (forty-eighth
+// session). Without it each head's copy waits for its loads one step at a time.
+#ifndef TS_QKV_AHEAD
+#define TS_QKV_AHEAD 0
+#endif
+#if TS_QKV_AHEAD && !(TS_LN_REGS && TS_QKV_IN == 2)
+#error "TS_QKV_AHEAD: with TS_QKV_IN=2 and TS_SOFTMAX_REGS=1"
+#endif
 layout(push_constant) uniform PC {
     uint64_t in_; // [tokens, 3C] f16: q, k, v; TS_QKV_IN: the stream [tokens, C] (f32; STREAM16 f16)
     F16Buf out_;  // [tokens, C]
@@ -60,14 +75,21 @@ const uint N = TS_WINDOW_TOKENS;
 // Row strides in shared memory, padded (bindings.h, TS_SHARED_PAD): q, k, v and each block's
 // output; the scores and softmax weights; the staged LayerNorm rows.
 const uint DS = D + TS_SHARED_PAD, NS = N + TS_SHARED_PAD, CS = C + TS_SHARED_PAD;
+// Heads a workgroup takes (TS_QKV_IN=2: all of its window's), and how many of them keep their qkv
+// weights and bias table in shared memory at once (TS_QKV_AHEAD), with k and v in two buffers then.
+const uint HW = TS_QKV_IN == 2 ? uint(C) / D : 1;
+const uint NWH = TS_QKV_AHEAD != 0 && HW <= TS_AHEAD_HEADS ? HW : 1;
+const uint NKV = NWH > 1 ? 2 : 1;
+// The bias table's entries padded to 16 bytes.
+const uint RPBP = (TS_RPB_ENTRIES + 3) / 4 * 4;
 
 #if TS_SOFTMAX_REGS && TS_QKV_IN
 shared float16_t Qs[8];       // q stays in its subgroup's registers
 #else
 shared float16_t Qs[N * DS];  // q / 4
 #endif
-shared float16_t Ks[N * DS];
-shared float16_t Vs[N * DS];
+shared float16_t Ks[N * DS * NKV];
+shared float16_t Vs[N * DS * NKV];
 // The scores, and afterwards the outputs, rounded to f16 in shared memory: 8 KiB a workgroup
 // fewer, level 0's attention 0.289 -> 0.276 ms at 4K on the H100 (forty-second session). The
 // variants *_f32_coop (TS_SCORES_F16=0, TESSEL_VK_ATTENTION_SCORES=32) keep them in f32.
@@ -97,7 +119,7 @@ shared uint toks[N];         // each window position's token
 // order the driver lays them out in, each matrix the products load starts 16-byte aligned: with
 // the 900-byte table unpadded the H200 loaded misplaced matrices (the head 15 to 24 dB against
 // the CPU reference).
-shared float bias[(TS_RPB_ENTRIES + 3) / 4 * 4];
+shared float bias[RPBP * NWH];
 #if TS_QKV_IN
 // The window's LayerNorm rows (f16): up to 64 channels in Ps, whose softmax weights are written
 // only after the barrier that ends every subgroup's q, k, v products (the workgroup's shared
@@ -105,7 +127,6 @@ shared float bias[(TS_RPB_ENTRIES + 3) / 4 * 4];
 // q, k and v in 16 equal rows.
 // TS_QKV_IN=2 (attention_qkv_window_coop): one workgroup takes every head of its window, the rows
 // staged once for all of them; they stay in As while each head's softmax weights come and go.
-const uint HW = TS_QKV_IN == 2 ? uint(C) / D : 1;
 #if TS_SOFTMAX_REGS && TS_QKV_IN == 2
 // (The register variants stage nothing, norm1 being in registers: stage_window is not called.)
 const bool IN_PS = false;
@@ -117,7 +138,7 @@ const bool IN_PS = C <= N && HW == 1;
 // memory before its products, which read B from there instead of the buffer: at 4K on the H100
 // level 0's attention 0.107 -> 0.082 ms, level 2's 0.067 -> 0.046 (forty-sixth session).
 const uint WS = C + TS_SHARED_PAD;
-shared float16_t Wq[3 * D * WS];
+shared float16_t Wq[3 * D * WS * NWH];
 shared float16_t As[8];
 shared float16_t Bs[8];
 #else
@@ -287,19 +308,20 @@ void attend(uint h) {
 // l / 4 + 8 ((i >> 2) & 1), column 2 (l % 4) + (i & 1) + 8 ((i >> 1) & 1). So invocation l holds
 // rows r0 = l / 4 and r0 + 8 of every score tile, four invocations (l ^ 1, l ^ 2) share a row,
 // and an accumulator's elements are an A matrix's, element for element.
-void attend_regs(uint h, uint rb, MATA qa) {
+// The head's bias table starts at bias[bb], its k and v at Ks[kvb] and Vs[kvb].
+void attend_regs(uint h, uint rb, MATA qa, uint bb, uint kvb) {
     uint l = gl_SubgroupInvocationID, t = l % 4;
     ACC s[N / 16];
     [[unroll]] for (uint j = 0; j < N / 16; j++) {
         MATB kb;
-        coopMatLoad(kb, Ks, j * 16 * DS, DS, gl_CooperativeMatrixLayoutColumnMajor);
+        coopMatLoad(kb, Ks, kvb + j * 16 * DS, DS, gl_CooperativeMatrixLayoutColumnMajor);
         s[j] = coopMatMulAdd(qa, kb, ACC(0.0));
     }
     // Query r = rb 16 + l / 4 (+ 8 for elements 4 to 7) against key c = 16 j + 8 ((i >> 1) & 1)
     // + 2 t + (i & 1): key row 2 j + ((i >> 1) & 1), column 2 t + (i & 1), so the bias entry
     // (ry - cy + 7) 15 + rx - cx + 7 is the row's base less a constant.
     uint r0 = rb * 16 + l / 4;
-    uint b0 = (r0 / 8 + 7) * 15 + r0 % 8 + 7 - 2 * t;
+    uint b0 = bb + (r0 / 8 + 7) * 15 + r0 % 8 + 7 - 2 * t;
     float m0 = -3.4e38, m1 = -3.4e38;
     [[unroll]] for (uint j = 0; j < N / 16; j++) {
         [[unroll]] for (int i = 0; i < 8; i++) {
@@ -332,7 +354,7 @@ void attend_regs(uint h, uint rb, MATA qa) {
     ACC o = ACC(0.0);
     [[unroll]] for (uint j = 0; j < N / 16; j++) {
         MATB vb;
-        coopMatLoad(vb, Vs, j * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatLoad(vb, Vs, kvb + j * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
         o = coopMatMulAdd(pa[j], vb, o);
     }
     // Elements 2k and 2k + 1 are adjacent channels of one row.
@@ -381,15 +403,80 @@ void ln_regs(out MATA la[TS_LN_TILES]) {
 
 // One of q, k, v (part 0, 1, 2) of this subgroup's rows for head h from the normalised rows la:
 // qkv's bias element for element, then K = C products with B read as column-major matrices from
-// qkv's weights ([3C, C]), rounded to f16.
-coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> qkv_regs(MATA la[TS_LN_TILES], uint h, uint part) {
+// the head's rows of qkv's weights ([3C, C]) in Wq from wb on, rounded to f16.
+coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> qkv_regs(MATA la[TS_LN_TILES], uint h, uint part, uint wb) {
     ACC c = frag_add_columns(ACC(0.0), pc.b, part * C + h * D);
     [[unroll]] for (uint k = 0; k < C / 16; k++) {
         MATB bm;
-        coopMatLoad(bm, Wq, part * D * WS + 16 * k, WS, gl_CooperativeMatrixLayoutColumnMajor);
+        coopMatLoad(bm, Wq, wb + part * D * WS + 16 * k, WS, gl_CooperativeMatrixLayoutColumnMajor);
         c = coopMatMulAdd(la[k], bm, c);
     }
     return coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(c);
+}
+
+// Head h's q, k and v from the normalised rows la, with its qkv weights at Wq[wb], k and v to
+// Ks[kvb] and Vs[kvb]: one 16-row block a subgroup (subgroups of 32), its q kept in registers as
+// an A matrix.
+MATA qkv_head(MATA la[TS_LN_TILES], uint h, uint wb, uint kvb) {
+    uint rb = gl_SubgroupID;
+    MATA qa;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_regs(la, h, 0, wb);
+    for (int i = 0; i < m.length(); i++) qa[i] = m[i] * float16_t(0.25);
+    m = qkv_regs(la, h, 1, wb);
+    coopMatStore(m, Ks, kvb + rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
+    m = qkv_regs(la, h, 2, wb);
+    coopMatStore(m, Vs, kvb + rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
+    return qa;
+}
+
+// Head h: q, k and v, then (its bias table at bias[bb]) the attention.
+void head_regs(MATA la[TS_LN_TILES], uint h, uint wb, uint bb, uint kvb) {
+    MATA qa = qkv_head(la, h, wb, kvb);
+    barrier();
+    attend_regs(h, gl_SubgroupID, qa, bb, kvb);
+}
+#endif
+
+#if TS_QKV_AHEAD
+// Heads h0 .. h0 + nh - 1's rows of qkv's weights (slot w's row r is row (r / D) C + (h0 + w) D +
+// r % D of qkv's weights) and their bias tables, loaded into an invocation's registers
+// (load_heads) and stored from there into Wq (slot w at Wq[w 3 D WS]) and bias (at bias[w RPBP])
+// (store_heads), so that every load is issued before the first store: every head at once where
+// NWH = HW (up to TS_AHEAD_HEADS heads), else one at a time (nh = 1, a head of up to 96 channels).
+// Each invocation of the 128 holds AHEAD_MAX weight vectors and AHEAD_BIAS bias entries at most.
+const uint AHEAD_PER = 3 * D * C / 4;
+const uint AHEAD_MAX = max((TS_AHEAD_HEADS * 3 * TS_HEAD_DIM * TS_AHEAD_HEADS * TS_HEAD_DIM / 4 + 127) / 128,
+                           (3 * TS_HEAD_DIM * TS_LN_TILES * 16 / 4 + 127) / 128);
+const uint AHEAD_BIAS = (TS_AHEAD_HEADS * TS_RPB_ENTRIES + 127) / 128;
+struct HeadRegs {
+    f16vec4 w[AHEAD_MAX];
+    float b[AHEAD_BIAS];
+};
+void load_heads(uint lid, uint h0, uint nh, inout HeadRegs v) {
+    [[unroll]] for (uint i = 0; i < AHEAD_MAX; i++) {
+        uint e = lid + gl_WorkGroupSize.x * i;
+        if (e < nh * AHEAD_PER) {
+            uint w = e / AHEAD_PER, r = (e % AHEAD_PER) * 4 / C, k = (e % AHEAD_PER) * 4 % C;
+            v.w[i] = F16x4Buf(pc.w).v[(((r / D) * C + (h0 + w) * D + r % D) * C + k) / 4];
+        }
+    }
+    [[unroll]] for (uint i = 0; i < AHEAD_BIAS; i++) {
+        uint e = lid + gl_WorkGroupSize.x * i;
+        if (e < nh * TS_RPB_ENTRIES) v.b[i] = float(pc.rpb.v[h0 * TS_RPB_ENTRIES + e]);
+    }
+}
+void store_heads(uint lid, uint nh, HeadRegs v) {
+    [[unroll]] for (uint i = 0; i < AHEAD_MAX; i++) {
+        uint e = lid + gl_WorkGroupSize.x * i;
+        if (e < nh * AHEAD_PER) {
+            uint w = e / AHEAD_PER, r = (e % AHEAD_PER) * 4 / C, k = (e % AHEAD_PER) * 4 % C;
+            for (int j = 0; j < 4; j++) Wq[w * 3 * D * WS + r * WS + k + j] = v.w[i][j];
+        }
+    }
+    [[unroll]] for (uint i = 0; i < AHEAD_BIAS; i++) {
+        uint e = lid + gl_WorkGroupSize.x * i;
+        if (e < nh * TS_RPB_ENTRIES) bias[(e / TS_RPB_ENTRIES) * RPBP + e % TS_RPB_ENTRIES] = v.b[i];
+    }
 }
 #endif
 
@@ -399,6 +486,29 @@ void main() {
     uint h0 = gl_WorkGroupID.y * HW;
 #if TS_LN_REGS
     MATA la[TS_LN_TILES];
+#if TS_QKV_AHEAD
+    HeadRegs hr;
+    if (NWH > 1) {
+        load_heads(lid, 0, HW, hr);
+        ln_regs(la);
+        store_heads(lid, HW, hr);
+        barrier();
+        for (uint h = 0; h < HW; h++) head_regs(la, h, h * 3 * D * WS, h * RPBP, (h & 1) * N * DS);
+    } else {
+        load_heads(lid, 0, 1, hr);
+        ln_regs(la);
+        for (uint h = 0; h < HW; h++) {
+            // The head before is done with shared memory.
+            barrier();
+            store_heads(lid, 1, hr);
+            // The next head's loads are in flight while this head runs.
+            if (h + 1 < HW) load_heads(lid, h + 1, 1, hr);
+            barrier();
+            head_regs(la, h, 0, 0, 0);
+        }
+    }
+    return;
+#endif
     ln_regs(la);
 #else
     stage_window(lid, h0);
@@ -417,19 +527,7 @@ void main() {
         barrier();
 #endif
 #if TS_LN_REGS
-        // One 16-row block a subgroup (subgroups of 32); its q stays in registers as an A matrix.
-        uint rb = gl_SubgroupID;
-        MATA qa;
-        {
-            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_regs(la, h, 0);
-            for (int i = 0; i < m.length(); i++) qa[i] = m[i] * float16_t(0.25);
-            m = qkv_regs(la, h, 1);
-            coopMatStore(m, Ks, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
-            m = qkv_regs(la, h, 2);
-            coopMatStore(m, Vs, rb * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
-        }
-        barrier();
-        attend_regs(h, rb, qa);
+        head_regs(la, h, 0, 0, 0);
 #else
         for (uint rb = gl_SubgroupID; rb < N / 16; rb += gl_NumSubgroups) {
             coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m = qkv_part(rb, h, h - h0, 0);
@@ -465,7 +563,7 @@ void main() {
 #if TS_SOFTMAX_REGS
     MATA qa;
     coopMatLoad(qa, Qs, gl_SubgroupID * 16 * DS, DS, gl_CooperativeMatrixLayoutRowMajor);
-    attend_regs(h, gl_SubgroupID, qa);
+    attend_regs(h, gl_SubgroupID, qa, 0, 0);
 #else
     attend(h);
 #endif

@@ -49,6 +49,7 @@ fn main() {
         ("attention_regs_coop", "attention_coop.comp", &["TS_SOFTMAX_REGS=1"]),
         ("attention_qkv_regs_coop", "attention_coop.comp", &["TS_QKV_IN=1", "TS_SOFTMAX_REGS=1"]),
         ("attention_qkv_window_regs_coop", "attention_coop.comp", &["TS_QKV_IN=2", "TS_SOFTMAX_REGS=1"]),
+        ("attention_qkv_window_regs_ahead_coop", "attention_coop.comp", &["TS_QKV_IN=2", "TS_SOFTMAX_REGS=1", "TS_QKV_AHEAD=1"]),
     ];
     let mut entries: Vec<(String, PathBuf, Vec<String>)> =
         sources.iter().map(|p| (p.file_stem().unwrap().to_str().unwrap().to_string(), p.clone(), vec![])).collect();

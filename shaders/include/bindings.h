@@ -89,3 +89,7 @@
 #ifndef TS_SHARED_PAD
 #define TS_SHARED_PAD 8
 #endif
+// Heads up to which the window attention with its weights loaded ahead
+// (attention_qkv_window_regs_ahead_coop) keeps every head's qkv weights and bias table in shared
+// memory at once; wider levels take a head at a time.
+#define TS_AHEAD_HEADS 3

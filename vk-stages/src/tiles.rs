@@ -95,6 +95,12 @@ pub struct NetTiles {
     /// scatters them from there (linear_direct_coop.comp) instead of staging them
     /// (linear_coop.comp).
     pub expand_direct: bool,
+    /// `TESSEL_VK_ATTENTION_AHEAD=0|1`, default 1: where a window's heads run in one workgroup
+    /// with the softmax in registers, qkv's weights and bias tables reach shared memory with
+    /// their loads issued ahead (attention_qkv_window_regs_ahead_coop: every head's at the start
+    /// at levels of up to bindings.h's AHEAD_HEADS heads, else the next head's during this one's
+    /// products; [`attention_ahead_shared_bytes`]) instead of a head's copy at a time.
+    pub attention_ahead: bool,
 }
 
 /// The most shared memory a block's MLP in one dispatch may take by role ([`NetTiles::mlp`]):
@@ -162,6 +168,21 @@ pub fn attention_regs_shared_bytes(c: u32, qkv_in: bool) -> u32 {
     (if qkv_in { 2 } else { 3 }) * head + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16 + weights
 }
 
+/// Shared memory of attention_qkv_window_regs_ahead_coop at `c` channels: at levels of two to
+/// bindings.h's AHEAD_HEADS heads every head's qkv rows (3 x 16 of `c`, padded) and bias table,
+/// and k and v in two buffers; other levels as attention_qkv_window_regs_coop
+/// ([`attention_regs_shared_bytes`]).
+/// At 4K on the H100 the shaders' network 0.996 -> 0.961 ms (forty-eighth session).
+pub fn attention_ahead_shared_bytes(c: u32) -> u32 {
+    let heads = c / b::HEAD_DIM;
+    if heads > b::AHEAD_HEADS || heads < 2 {
+        return attention_regs_shared_bytes(c, true);
+    }
+    let head = 64 * (16 + b::SHARED_PAD) * 2;
+    let weights = 3 * 16 * (c + b::SHARED_PAD) * 2;
+    2 * 2 * head + 64 * 4 + heads * (b::RPB_ENTRIES.div_ceil(4) * 16 + weights)
+}
+
 /// The most heads a level may have for its attention to take q, k and v in by role: each of a
 /// window's workgroups (one a head) reads and normalises the window's stream rows again.
 const QKV_ROLE_HEADS: usize = 3;
@@ -171,7 +192,7 @@ const WINDOW_ROLE_HEADS: usize = 3;
 
 impl Default for NetTiles {
     fn default() -> Self {
-        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true, linear_regs: true, stream16: true, mlp_head: true, expand_direct: true }
+        NetTiles { rows: None, cols: None, head_cols: 32, even: true, attention_qpi: 1, attention_online: true, attention_coop: true, direct: Direct::Roles, mlp: true, mlp_weights: true, mlp_proj: true, linear_weights: Direct::Roles, attention_qkv: Direct::Roles, attention_window: Direct::Roles, attention_scores_f32: false, attention_regs: true, mlp_regs: true, linear_regs: true, stream16: true, mlp_head: true, expand_direct: true, attention_ahead: true }
     }
 }
 
@@ -224,6 +245,7 @@ impl NetTiles {
             stream16: setting("TESSEL_VK_STREAM16", &[0, 1])? != Some(0),
             mlp_head: setting("TESSEL_VK_MLP_HEAD", &[0, 1])? != Some(0),
             expand_direct: setting("TESSEL_VK_EXPAND_DIRECT", &[0, 1])? != Some(0),
+            attention_ahead: setting("TESSEL_VK_ATTENTION_AHEAD", &[0, 1])? != Some(0),
         })
     }
 
@@ -301,7 +323,8 @@ impl NetTiles {
             // The window setting only matters where q, k, v are computed in the attention.
             parts.extend((self.attention_qkv != Direct::Off).then(|| match self.attention_window {
                 Direct::Off => "a workgroup a head (TESSEL_VK_ATTENTION_WINDOW=0)".to_string(),
-                Direct::Roles if self.attention_regs => "there a window's heads in one workgroup (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head)".to_string(),
+                Direct::Roles if self.attention_regs && self.attention_ahead => "there a window's heads in one workgroup, their weights loaded ahead (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head, TESSEL_VK_ATTENTION_AHEAD=0 a head's copy at a time)".to_string(),
+                Direct::Roles if self.attention_regs => "there a window's heads in one workgroup, a head's weights copied at a time (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head, TESSEL_VK_ATTENTION_AHEAD=0)".to_string(),
                 Direct::Roles => format!("there a window's heads in one workgroup at levels of {WINDOW_ROLE_HEADS} heads or more (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head, 2 everywhere)"),
                 Direct::All => "there a window's heads in one workgroup at every level (TESSEL_VK_ATTENTION_WINDOW=2)".to_string(),
             }));
@@ -603,6 +626,7 @@ impl NetTiles {
             let name = match (qkv_in, self.window(c, shared_memory)) {
                 (false, _) => "attention_regs_coop",
                 (true, false) => "attention_qkv_regs_coop",
+                (true, true) if self.attention_ahead && attention_ahead_shared_bytes(c as u32) + 1024 <= shared_memory => "attention_qkv_window_regs_ahead_coop",
                 (true, true) => "attention_qkv_window_regs_coop",
             };
             return Variant::new(name, &[c as u32, self.stream16 as u32]);

@@ -299,7 +299,7 @@ fn the_attention_variant_follows_its_setting() {
     // The second constant says whether the stream it reads (with q, k, v in the attention)
     // is f16 (TESSEL_VK_STREAM16).
     assert_eq!(NetTiles { stream16: false, ..base }.attention(48, true, false, 48 * 1024), Variant::new("attention_coop", &[48, 0]));
-    assert_eq!(NetTiles { stream16: false, ..NetTiles::default() }.attention(96, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[96, 0]));
+    assert_eq!(NetTiles { stream16: false, ..NetTiles::default() }.attention(96, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_ahead_coop", &[96, 0]));
     let d = base;
     assert_eq!(d.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_coop", &[48, 1]), "three heads: a window a workgroup by role");
     assert_eq!(d.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_coop", &[32, 1]), "two heads: a head a workgroup");
@@ -323,10 +323,17 @@ fn the_attention_variant_follows_its_setting() {
     assert!(qkv_layer.describe(true, true, None).contains("q, k, v from the qkv layer (TESSEL_VK_ATTENTION_QKV=0)"));
         // The softmax in registers: one variant a role, whatever the scores' setting.
     let regs = NetTiles::default();
-    assert_eq!(regs.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[32, 1]), "two heads: a window a workgroup with the softmax in registers");
+    assert_eq!(regs.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_ahead_coop", &[32, 1]), "two heads: a window a workgroup with the softmax in registers, the weights loaded ahead");
     assert_eq!(NetTiles { attention_window: Direct::Off, ..regs }.attention(32, true, true, 48 * 1024), Variant::new("attention_qkv_regs_coop", &[32, 1]));
-    assert!(regs.describe(true, true, None).contains("there a window's heads in one workgroup (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head)"));
-    assert_eq!(regs.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[48, 1]));
+    assert!(regs.describe(true, true, None).contains("there a window's heads in one workgroup, their weights loaded ahead (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head, TESSEL_VK_ATTENTION_AHEAD=0"));
+    assert_eq!(regs.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_ahead_coop", &[48, 1]));
+    // TESSEL_VK_ATTENTION_AHEAD=0: a head's weights copied at a time.
+    let copy = NetTiles { attention_ahead: false, ..regs };
+    assert_eq!(copy.attention(48, true, true, 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[48, 1]));
+    assert!(copy.describe(true, true, None).contains("a head's weights copied at a time (TESSEL_VK_ATTENTION_WINDOW=0 a workgroup a head, TESSEL_VK_ATTENTION_AHEAD=0)"));
+    // Only the window variant with the softmax in registers has it.
+    assert_eq!(NetTiles { attention_window: Direct::Off, ..regs }.attention(48, true, true, 48 * 1024).shader, "attention_qkv_regs_coop");
+    assert_eq!(regs.attention(48, true, false, 48 * 1024).shader, "attention_regs_coop");
     assert_eq!(regs.attention(96, true, false, 48 * 1024), Variant::new("attention_regs_coop", &[96, 1]));
     assert_eq!(NetTiles { attention_scores_f32: true, ..regs }.attention(96, true, false, 48 * 1024), Variant::new("attention_regs_coop", &[96, 1]));
     assert_eq!(regs.attention(48, false, false, 48 * 1024).shader, "attention", "the scalar attention has no such setting");
@@ -373,7 +380,17 @@ fn the_cooperative_attention_needs_its_subgroups_and_shared_memory() {
     let regs = NetTiles::default();
     assert!(regs.window(96, 48 * 1024) && !NetTiles { attention_regs: false, ..regs }.window(96, 48 * 1024));
     assert!(regs.attention_qkv(96, 48 * 1024), "by role at every level with the softmax in registers");
-    assert_eq!(regs.attention(96, true, regs.attention_qkv(96, 48 * 1024), 48 * 1024), Variant::new("attention_qkv_window_regs_coop", &[96, 1]));
+    assert_eq!(regs.attention(96, true, regs.attention_qkv(96, 48 * 1024), 48 * 1024), Variant::new("attention_qkv_window_regs_ahead_coop", &[96, 1]));
+    // The ahead variant as the H100's driver reports it (forty-eighth session, call 3): every
+    // head's weights and bias table and k and v twice at up to three heads, else as the plain
+    // window variant; where it does not fit with 1 KiB to spare the plain one runs.
+    assert_eq!(attention_ahead_shared_bytes(32), 22_048);
+    assert_eq!(attention_ahead_shared_bytes(48), 31_408);
+    assert_eq!(attention_ahead_shared_bytes(96), attention_regs_shared_bytes(96, true));
+    assert_eq!(attention_ahead_shared_bytes(96), 17_296);
+    assert_eq!(attention_ahead_shared_bytes(16), 9_616, "one head: a head at a time");
+    assert_eq!(regs.attention(48, true, true, 31 * 1024).shader, "attention_qkv_window_regs_coop");
+    assert_eq!(regs.attention(48, true, true, 31_408 + 1024).shader, "attention_qkv_window_regs_ahead_coop");
     assert!(!regs.attention_qkv(96, attention_regs_shared_bytes(96, true) + 1023), "1 KiB to spare");
     assert!(regs.describe(true, true, None).contains("q, k, v computed in the attention at every level that fits, with the softmax in registers"));
 }
