@@ -122,6 +122,38 @@ ACC mul2(ACC c, MATA a, uint n, uint k) {
 }
 
 #if TS_MLP_W_HALVES
+// Half hf of fc1's rows and of fc2's columns into W1s and W2s, TS_HALF_BATCH items of each an
+// invocation at a time, their loads issued before their stores. One item of each at a time, each
+// store waiting for its load: at 4K on the H100 level 2's proj and MLP 0.0378 and 0.0340 ms, four
+// at a time 0.0356 and 0.0317, eight 0.0363 and 0.0323; the first half's fc2 columns copied at
+// the start instead, beside the projection's weights, 0.0411 and 0.0372 (forty-eighth session).
+#ifndef TS_HALF_BATCH
+#define TS_HALF_BATCH 4
+#endif
+void copy_half(uint hf) {
+    const uint N1 = HH * C / 4;
+    for (uint e0 = gl_LocalInvocationID.x; e0 < N1; e0 += TS_HALF_BATCH * THREADS) {
+        f16vec4 v[TS_HALF_BATCH], u[TS_HALF_BATCH];
+        [[unroll]] for (uint i = 0; i < TS_HALF_BATCH; i++) {
+            uint e = e0 + i * THREADS;
+            if (e < N1) {
+                v[i] = F16x4Buf(pc.w).v[hf * HH * C / 4 + e];
+                uint n = (e * 4) / HH, kk = (e * 4) % HH;
+                u[i] = F16x4Buf(pc.aux).v[(n * HID + hf * HH + kk) / 4];
+            }
+        }
+        [[unroll]] for (uint i = 0; i < TS_HALF_BATCH; i++) {
+            uint e = e0 + i * THREADS;
+            if (e < N1) {
+                uint o = (e * 4) / C * C_S + (e * 4) % C;
+                for (int j = 0; j < 4; j++) W1s[o + j] = v[i][j];
+                uint n = (e * 4) / HH, kk = (e * 4) % HH;
+                for (int j = 0; j < 4; j++) W2s[n * HH_S + kk + j] = u[i][j];
+            }
+        }
+    }
+}
+
 // mul1 and mul2 on the half in shared memory: n and k within it.
 ACC mul1h(ACC c, MATA a, uint n, uint k) {
     MATB b;
@@ -196,16 +228,7 @@ void main() {
 #if TS_MLP_W_HALVES
         for (uint hf = 0; hf < 2; hf++) {
             barrier();
-            for (uint e = gl_LocalInvocationID.x; e < HH * C / 4; e += THREADS) {
-                f16vec4 v = F16x4Buf(pc.w).v[hf * HH * C / 4 + e];
-                uint o = (e * 4) / C * C_S + (e * 4) % C;
-                for (int j = 0; j < 4; j++) W1s[o + j] = v[j];
-            }
-            for (uint e = gl_LocalInvocationID.x; e < C * HH / 4; e += THREADS) {
-                uint n = (e * 4) / HH, kk = (e * 4) % HH;
-                f16vec4 v = F16x4Buf(pc.aux).v[(n * HID + hf * HH + kk) / 4];
-                for (int j = 0; j < 4; j++) W2s[n * HH_S + kk + j] = v[j];
-            }
+            copy_half(hf);
             barrier();
             for (uint hl = 0; hl < HH; hl += 16 * TS_MLP_HG) {
                 uint h0 = hf * HH + hl;
