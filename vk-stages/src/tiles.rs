@@ -132,7 +132,7 @@ pub struct DirectTile {
 /// TS_SHARED_PAD), the window's tokens and the bias table (padded to 16 bytes).
 pub fn attention_coop_shared_bytes(scores_f32: bool) -> u32 {
     let scores = if scores_f32 { 4 } else { 2 };
-    3 * 64 * (16 + b::SHARED_PAD) * 2 + 64 * (64 + b::SHARED_PAD) * (scores + 2) + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16
+    3 * HEAD_ROWS_BYTES + 64 * (64 + b::SHARED_PAD) * (scores + 2) + 64 * 4 + RPB_BYTES
 }
 
 /// Whether attention_coop.comp runs on a device: its row owners need subgroups of 32 or 64
@@ -163,9 +163,18 @@ pub fn attention_qkv_window_shared_bytes(c: u32, scores_f32: bool) -> u32 {
 /// (3 x 16 rows of `c`, padded) are copied into shared memory before its products: at 4K on the
 /// H100 level 0's attention 0.107 -> 0.082 ms, level 2's 0.067 -> 0.046 (forty-sixth session).
 pub fn attention_regs_shared_bytes(c: u32, qkv_in: bool) -> u32 {
-    let head = 64 * (16 + b::SHARED_PAD) * 2;
-    let weights = if qkv_in { 3 * 16 * (c + b::SHARED_PAD) * 2 } else { 0 };
-    (if qkv_in { 2 } else { 3 }) * head + 64 * 4 + b::RPB_ENTRIES.div_ceil(4) * 16 + weights
+    let weights = if qkv_in { qkv_head_weight_bytes(c) } else { 0 };
+    (if qkv_in { 2 } else { 3 }) * HEAD_ROWS_BYTES + 64 * 4 + RPB_BYTES + weights
+}
+
+/// One head's q, k or v of a window in shared memory: 64 rows of 16, padded (f16).
+const HEAD_ROWS_BYTES: u32 = 64 * (16 + b::SHARED_PAD) * 2;
+/// A head's bias table in shared memory (f32, padded to 16 bytes).
+const RPB_BYTES: u32 = b::RPB_ENTRIES.div_ceil(4) * 16;
+
+/// One head's rows of qkv's weights in shared memory: 3 x 16 rows of `c`, padded (f16).
+fn qkv_head_weight_bytes(c: u32) -> u32 {
+    3 * 16 * (c + b::SHARED_PAD) * 2
 }
 
 /// Shared memory of attention_qkv_window_regs_ahead_coop at `c` channels: at levels of two to
@@ -175,12 +184,12 @@ pub fn attention_regs_shared_bytes(c: u32, qkv_in: bool) -> u32 {
 /// At 4K on the H100 the shaders' network 0.996 -> 0.961 ms (forty-eighth session).
 pub fn attention_ahead_shared_bytes(c: u32) -> u32 {
     let heads = c / b::HEAD_DIM;
+    let plain = attention_regs_shared_bytes(c, true);
     if heads > b::AHEAD_HEADS || heads < 2 {
-        return attention_regs_shared_bytes(c, true);
+        return plain;
     }
-    let head = 64 * (16 + b::SHARED_PAD) * 2;
-    let weights = 3 * 16 * (c + b::SHARED_PAD) * 2;
-    2 * 2 * head + 64 * 4 + heads * (b::RPB_ENTRIES.div_ceil(4) * 16 + weights)
+    // The plain variant's one head, a second k and v, the other heads' weights and tables.
+    plain + 2 * HEAD_ROWS_BYTES + (heads - 1) * (RPB_BYTES + qkv_head_weight_bytes(c))
 }
 
 /// The most heads a level may have for its attention to take q, k and v in by role: each of a
