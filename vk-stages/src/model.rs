@@ -277,6 +277,22 @@ impl NetPath {
     }
 }
 
+/// A linear layer's pipeline variant, and the tokens one of its workgroups takes where a
+/// cooperative-matrix variant runs it (None: the scalar shader, a grid of WG_TOKENS tokens by
+/// LINEAR_OUTS outputs). Model load builds this variant alone, and the plan dispatches it.
+fn linear_variant(path: &NetPath, tiles: &NetTiles, shared_memory: u32, l: &LinearSpec, p: u32) -> (Variant, Option<u32>) {
+    if *path == NetPath::CoopMat {
+        if let Some((variant, rows)) = tiles.direct_dispatch(shared_memory, l, p) {
+            return (variant, Some(rows));
+        }
+        if let Some(cols) = tiles.cols(shared_memory, l) {
+            let rows = tiles.rows(shared_memory, l);
+            return (l.coop_variant(p, rows, cols), Some(rows));
+        }
+    }
+    (l.variant(p), None)
+}
+
 /// Chooses the path: cooperative matrix where the device offers it, unless TESSEL_VK_COOPMAT=0.
 pub fn choose_path(shared: &DeviceShared) -> NetPath {
     if std::env::var("TESSEL_VK_COOPMAT").is_ok_and(|v| v == "0") {
@@ -495,16 +511,12 @@ impl Model {
         tiles.mlp_regs &= coop && regs_why.is_none();
         tiles.linear_regs &= coop && regs_why.is_none();
         let input_spec = input_spec(pkg, pixel_paths);
-        Self::build_pipelines(&mut pipelines, &pkg.config, &layers, &input_spec, &tiles, attention_coop, shared.caps.shared_memory)?;
+        for v in fixed_variants(&input_spec, pkg.config.accumulate) {
+            pipelines.build(&v)?;
+        }
+        Self::build_network_pipelines(&mut pipelines, &pkg.config, &layers, &tiles, &path, attention_coop, shared.caps.shared_memory)?;
         if path == NetPath::CoopMat {
             let pe = pkg.config.pixel_embed as u32;
-            for l in layers.all() {
-                if let Some((variant, _)) = tiles.direct_dispatch(shared.caps.shared_memory, &l, pe) {
-                    pipelines.build(&variant)?;
-                } else if let Some(cols) = tiles.cols(shared.caps.shared_memory, &l) {
-                    pipelines.build(&l.coop_variant(pe, tiles.rows(shared.caps.shared_memory, &l), cols))?;
-                }
-            }
             for fc1 in &layers.fc1 {
                 if let Some((variant, _, _)) = tiles.mlp_dispatch(shared.caps.shared_memory, fc1, pe) {
                     pipelines.build(&variant)?;
@@ -540,32 +552,26 @@ impl Model {
         }))
     }
 
-    fn build_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, input_spec: &[u32], tiles: &NetTiles, attention_coop: bool, shared_memory: u32) -> Result<()> {
+    /// The attention of each level and the linear layers' variants.
+    fn build_network_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, tiles: &NetTiles, path: &NetPath, attention_coop: bool, shared_memory: u32) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
-        for v in fixed_variants(input_spec, cfg.accumulate) {
-            p.build(&v)?;
-        }
         for &c in &cfg.channels {
             p.build(&tiles.attention(c, attention_coop, attention_coop && tiles.attention_qkv(c, shared_memory), shared_memory))?;
         }
+        // Each linear layer's one variant: the scalar shader only where no cooperative-matrix
+        // variant takes the layer.
         for l in layers.all() {
-            p.build(&l.variant(pe))?;
+            p.build(&linear_variant(path, tiles, shared_memory, &l, pe).0)?;
         }
         Ok(())
     }
 
     /// The pipeline variant and workgroup counts of a linear layer over `tokens` tokens.
     pub fn linear_dispatch(&self, l: &LinearSpec, tokens: usize) -> (Variant, (u32, u32, u32)) {
-        let p = self.config.pixel_embed as u32;
-        if let (NetPath::CoopMat, Some((variant, rows))) = (&self.path, self.tiles.direct_dispatch(self.shared.caps.shared_memory, l, p)) {
-            return (variant, ((tokens as u32).div_ceil(rows), 1, 1));
-        }
-        if let (NetPath::CoopMat, Some(cols)) = (&self.path, self.tiles.cols(self.shared.caps.shared_memory, l)) {
+        match linear_variant(&self.path, &self.tiles, self.shared.caps.shared_memory, l, self.config.pixel_embed as u32) {
             // One workgroup per `rows` tokens; it loops over the output chunks itself.
-            let rows = self.tiles.rows(self.shared.caps.shared_memory, l);
-            (l.coop_variant(p, rows, cols), ((tokens as u32).div_ceil(rows), 1, 1))
-        } else {
-            ((l.variant(p)), ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1))
+            (variant, Some(rows)) => (variant, ((tokens as u32).div_ceil(rows), 1, 1)),
+            (variant, None) => (variant, ((tokens as u32).div_ceil(b::WG_TOKENS), l.out / b::LINEAR_OUTS, 1)),
         }
     }
 
