@@ -207,13 +207,23 @@ impl Network {
     /// GPU milliseconds of each launch (events around each, launched directly), the median over
     /// `frames` evaluations after one warm-up: (label, kernel, ms, what it must move and compute)
     /// in plan order.
+    /// With TESSEL_PROFILE_TWICE=1 (a diagnostic), each launch is made twice in a row inside its
+    /// events: twice the plain time less this one's is what a launch loses to being the first of
+    /// its kernel in a while (its results are not the network's).
     pub fn profile(&self, frames: usize) -> Result<Vec<(String, &'static str, f32, crate::plan::Cost)>> {
+        let twice = std::env::var("TESSEL_PROFILE_TWICE").is_ok_and(|v| v == "1");
+        if twice {
+            eprintln!("tessel: TESSEL_PROFILE_TWICE=1: each launch of the native network's profile runs twice in a row");
+        }
         let events = (0..=self.plan.len()).map(|_| Event::new(&self.ctx)).collect::<Result<Vec<_>>>()?;
         let mut times = vec![Vec::with_capacity(frames); self.plan.len()];
         for f in 0..=frames {
             events[0].record(&self.stream)?;
             for (i, l) in self.plan.iter().enumerate() {
                 self.launch_step(l, f)?;
+                if twice {
+                    self.launch_step(l, f)?;
+                }
                 events[i + 1].record(&self.stream)?;
             }
             events[self.plan.len()].synchronize()?;

@@ -133,6 +133,12 @@ pub struct Engine {
     current: Option<Current>,
     /// Per-layer timestamps (TESSEL_PROFILE=1).
     pub profile: bool,
+    /// A diagnostic of the per-layer profile (TESSEL_PROFILE_TWICE=1): each profiled dispatch is
+    /// recorded twice in a row, so that a layer's interval holds a cold run and a warm one (the
+    /// same pipeline just ran). Twice the plain profile's time less this one's is what a layer
+    /// loses to being the first of its kind in a while. Its results are not the network's: layers
+    /// that add into their stream add twice.
+    pub profile_twice: bool,
     /// With an external network on the marker tier: a word the front sets to its timeline value
     /// (2N+1) once the token buffer is written, for the other runtime to wait on
     /// (hipStreamWaitValue64 / cuStreamWaitValue64). Exportable; allocated when the engine is.
@@ -153,6 +159,16 @@ pub struct Engine {
 
 fn env_on(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| v == "1")
+}
+
+/// TESSEL_PROFILE_TWICE=1 with TESSEL_PROFILE=1 ([`Engine::profile_twice`]), said on stderr
+/// where it is on, since the frames are then not the network's.
+fn profile_twice() -> bool {
+    let on = env_on("TESSEL_PROFILE") && env_on("TESSEL_PROFILE_TWICE");
+    if on {
+        eprintln!("tessel: TESSEL_PROFILE_TWICE=1: every dispatch of the shaders' network runs twice in a row (a profiling diagnostic); the frames are not the network's");
+    }
+    on
 }
 
 impl Engine {
@@ -230,6 +246,7 @@ impl Engine {
             counter: 0,
             current: None,
             profile: env_on("TESSEL_PROFILE"),
+            profile_twice: profile_twice(),
             external_network: false,
             marker: if exportable { Some(Buffer::new(&shared, "marker", 8, Location::Device, true)?) } else { None },
             write_marker: false,
@@ -521,6 +538,9 @@ impl Engine {
                 push.set_u32(at + 4, sy as u32);
             }
             self.dispatch_raw(cmd, step.pipeline, &push, step.groups);
+            if self.profile_twice {
+                self.dispatch_raw(cmd, step.pipeline, &push, step.groups);
+            }
             if self.profile && step.profile_label.is_some() {
                 self.timestamp(cmd);
             }
