@@ -788,6 +788,26 @@ mod tests {
     }
 
     #[test]
+    fn each_linear_layer_takes_one_variant_the_scalar_shader_only_where_no_tile_fits() {
+        let cfg = NetworkConfig::default();
+        let layers = Layers::with_stream16(&cfg, true).all();
+        let t = NetTiles::default();
+        let p = cfg.pixel_embed as u32;
+        let coop = NetPath::CoopMat;
+        let scalar = NetPath::Scalar { why: "test".into() };
+        // The H100's 48 KiB: every layer on a cooperative-matrix shader, with its rows a workgroup.
+        for l in &layers {
+            let (v, rows) = linear_variant(&coop, &t, 48 * 1024, l, p);
+            assert!(v.shader != "linear" && rows.is_some(), "{l:?} took {v:?}");
+        }
+        // The scalar path, and a device whose shared memory fits no tile: the scalar shader.
+        for l in &layers {
+            assert_eq!(linear_variant(&scalar, &t, 48 * 1024, l, p), (l.variant(p), None));
+            assert_eq!(linear_variant(&coop, &t, 1024, l, p), (l.variant(p), None));
+        }
+    }
+
+    #[test]
     fn with_f16_streams_every_layer_that_touches_a_stream_takes_f16() {
         let cfg = NetworkConfig::default();
         let (f32s, f16s) = (Layers::new(&cfg), Layers::with_stream16(&cfg, true));
