@@ -78,6 +78,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     let tensors: HashMap<String, u64> = offsets.into_iter().map(|(k, v)| (k, weights.address + v)).collect();
     let bufs = engine.net_buffers();
     let mut plan = crate::plan::build(cfg, &engine.grid, &bufs, &tensors, matrix.into());
+    let prefetch = crate::plan::prefetch_words(crate::plan::prefetch_choice(&mut plan, weights.address, blob.len()));
     // Every level's stream in f16: nothing but these kernels touches the engine's residual
     // buffers while they run the network.
     let stream = crate::plan::stream16_words(crate::plan::stream16_choice(&mut plan, &bufs, cfg, &engine.grid));
@@ -93,7 +94,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     let mut native = NativeNetwork::new(shared, object.bytes, &kernels, weights).map_err(|e| e.to_string())?;
     let pulled = crate::plan::pull_words(crate::plan::pulls(&plan));
     let wgmma = wgmma.map(|w| format!(" ({w})")).unwrap_or_default();
-    let describe = format!("fused {} kernels, {} PTX{wgmma}, {} launches, {stream}, {pulled}, {hints}", matrix.describe(), object.target, plan.len());
+    let describe = format!("fused {} kernels, {} PTX{wgmma}, {} launches, {stream}, {pulled}, {hints}, {prefetch}", matrix.describe(), object.target, plan.len());
     let launches = plan
         .iter()
         .map(|l| NativeLaunch { label: l.label.clone(), kernel: l.kernel.to_string(), grid: l.grid, block: l.block, args: (0..PHASES).map(|p| l.arg_bytes(p)).collect(), cost: l.cost })

@@ -61,6 +61,8 @@ pub struct Network {
     stream16: std::result::Result<usize, &'static str>,
     /// The fused blocks' cache hints for the token and head rows (plan::cache_hints_choice), or why not.
     cache_hints: std::result::Result<(), &'static str>,
+    /// The fused blocks' weight prefetch (plan::prefetch_choice), or why not.
+    prefetch: std::result::Result<(), &'static str>,
 }
 
 /// The matrix-core path for a code object's target, or why the portable kernels run:
@@ -136,7 +138,8 @@ impl Network {
         let mut plan = build(cfg, &grid, &bufs, &tensors, matrix.as_ref().map_or(crate::plan::Kernels::Portable, |m| (*m).into()));
         let stream16 = stream16_choice(&mut plan, &bufs, cfg, &grid);
         let cache_hints = cache_hints_choice(&mut plan);
-        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix, stream16, cache_hints })
+        let prefetch = crate::plan::prefetch_choice(&mut plan, weights.ptr().0, weights.len());
+        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix, stream16, cache_hints, prefetch })
     }
 
     /// Enqueues one launch of the plan for a window phase.
@@ -272,6 +275,11 @@ impl Network {
     /// Whether the fused blocks read the token rows and store the head with cache hints, or why not.
     pub fn cache_hints(&self) -> std::result::Result<(), &'static str> {
         self.cache_hints
+    }
+
+    /// Whether the fused blocks prefetch the weights into L2 a launch ahead, or why not.
+    pub fn prefetch(&self) -> std::result::Result<(), &'static str> {
+        self.prefetch
     }
 
     /// One line per kernel the plan launches: registers and local (spill) bytes per thread

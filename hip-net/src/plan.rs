@@ -110,9 +110,12 @@ pub struct BlockArgs {
     pub pull_w: u64,
     pub pull_b: u64,
     pub upper_c: u32,
-    pub pad: u32,
+    /// The weight blob as 128-byte lines, and its address: what a build with TS_WPREFETCH asks
+    /// L2 to hold for the next launch ([`prefetch_choice`]).
+    pub prefetch_lines: u32,
+    pub prefetch: u64,
 }
-const _: () = assert!(std::mem::size_of::<BlockArgs>() == 288);
+const _: () = assert!(std::mem::size_of::<BlockArgs>() == 296);
 
 /// BlockArgs::flags (kernels/include/tessel_block.h's TS_STREAM_*): the block's level's stream, the
 /// level below's, or the level above's (which a pull reads) is stored in f16.
@@ -204,6 +207,39 @@ pub fn cache_hints_choice(plan: &mut [Launch]) -> std::result::Result<(), &'stat
         0 => Err("no fused blocks"),
         _ if !on => Err("off: TESSEL_HIP_CACHE_HINTS=0"),
         _ => Ok(()),
+    }
+}
+
+/// Whether the fused blocks' last workgroups prefetch the weight blob into L2 for the launches
+/// after theirs (kernels/block_mma.hip's TS_WPREFETCH), or why not: `TESSEL_HIP_PREFETCH=0` (the
+/// kill switch) gives them no blob.
+pub fn prefetch_choice(plan: &mut [Launch], blob: u64, bytes: usize) -> std::result::Result<(), &'static str> {
+    let on = !std::env::var("TESSEL_HIP_PREFETCH").is_ok_and(|v| v == "0");
+    match set_prefetch(plan, blob, if on { bytes } else { 0 }) {
+        0 => Err("no fused blocks"),
+        _ if !on => Err("off: TESSEL_HIP_PREFETCH=0"),
+        _ => Ok(()),
+    }
+}
+
+/// Gives every fused block the weight blob's address and length in 128-byte lines (none: no
+/// prefetch); returns how many blocks the plan holds.
+fn set_prefetch(plan: &mut [Launch], blob: u64, bytes: usize) -> usize {
+    let mut blocks = 0;
+    for l in plan.iter_mut() {
+        let Args::Block(a, _) = &mut l.args else { continue };
+        blocks += 1;
+        a.prefetch = if bytes > 0 { blob } else { 0 };
+        a.prefetch_lines = bytes.div_ceil(128) as u32;
+    }
+    blocks
+}
+
+/// A start-up line's words for a [`prefetch_choice`].
+pub fn prefetch_words(choice: std::result::Result<(), &str>) -> String {
+    match choice {
+        Ok(()) => "weights prefetched into L2 a launch ahead".to_string(),
+        Err(why) => format!("no weight prefetch ({why})"),
     }
 }
 

@@ -146,6 +146,27 @@ fn the_cache_hints_kill_switch_marks_every_fused_block_and_nothing_else() {
 }
 
 #[test]
+fn every_fused_block_gets_the_weight_blob_to_prefetch_and_none_when_off() {
+    let (cfg, g, bufs, tensors) = fixture();
+    let mut fused = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
+    let blob = 0x3000_0000u64;
+    assert_eq!(set_prefetch(&mut fused, blob, 1_749_000), fused.len());
+    for l in &fused {
+        let Args::Block(a, _) = l.args else { panic!("{} is not a block", l.label) };
+        // 1,749,000 bytes are 13,664.06 lines of 128: the last, partial line counts.
+        assert_eq!((a.prefetch, a.prefetch_lines), (blob, 13_665), "{}", l.label);
+        // The two fields follow upper_c at the struct's end (kernels/include/tessel_block.h).
+        let bytes = l.arg_bytes(0);
+        assert_eq!(u32::from_le_bytes(bytes[284..288].try_into().unwrap()), 13_665);
+        assert_eq!(u64::from_le_bytes(bytes[288..296].try_into().unwrap()), blob);
+    }
+    set_prefetch(&mut fused, blob, 0);
+    assert!(fused.iter().all(|l| matches!(l.args, Args::Block(a, _) if a.prefetch == 0 && a.prefetch_lines == 0)));
+    let mut portable = build(&cfg, &g, &bufs, &tensors, Kernels::Portable);
+    assert_eq!(set_prefetch(&mut portable, blob, 1_749_000), 0);
+}
+
+#[test]
 fn level_0_stream_in_f16_only_where_fused_blocks_alone_touch_it() {
     let (cfg, g, bufs, tensors) = fixture();
     let elems0 = (960 * 544 * 32) as u64;
@@ -279,7 +300,7 @@ fn with_matrix_kernels_each_block_is_one_launch() {
     // enc1.1 is layer 2: at phase 3 its shift is (1, 7) (docs/NETWORK.md's table, even
     // layers); 23 pointers, then the level size and the shifts.
     let bytes = b.arg_bytes(3);
-    assert_eq!(bytes.len(), 288);
+    assert_eq!(bytes.len(), 296);
     assert_eq!(u32::from_le_bytes(bytes[192..196].try_into().unwrap()), 1);
     assert_eq!(u32::from_le_bytes(bytes[196..200].try_into().unwrap()), 7);
     // The merge reads the level below; the expansion adds into it.

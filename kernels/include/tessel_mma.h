@@ -84,6 +84,10 @@ typedef ts_uint ts_uint4 __attribute__((ext_vector_type(4)));
 TS_DEVICE void ts_cp_async16(void* shared_dst, const void* global_src) {
     asm volatile("{\n .reg .u64 s;\n cvta.to.shared.u64 s, %0;\n cp.async.cg.shared.global [s], [%1], 16;\n}" ::"l"(shared_dst), "l"(global_src) : "memory");
 }
+// 4 bytes the same way (cp.async.ca: the sizes below 16 go through L1).
+TS_DEVICE void ts_cp_async4(void* shared_dst, const void* global_src) {
+    asm volatile("{\n .reg .u64 s;\n cvta.to.shared.u64 s, %0;\n cp.async.ca.shared.global [s], [%1], 4;\n}" ::"l"(shared_dst), "l"(global_src) : "memory");
+}
 // The same with L2's evict-first policy for the line (createpolicy, sm_80): data read once,
 // which should not push what the next launch reads out of L2.
 TS_DEVICE void ts_cp_async16_once(void* shared_dst, const void* global_src) {
@@ -107,6 +111,9 @@ TS_DEVICE void ts_cp_async_wait_but_one() { asm volatile("cp.async.wait_group 1;
 // Ask L2 for the 128-byte line holding `p` without waiting for it (prefetch.global.L2): the
 // later load finds it there instead of in device memory.
 TS_DEVICE void ts_prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+// The same, the line kept ahead of lines loaded without a policy (L2::evict_last, sm_80).
+TS_DEVICE void ts_prefetch_l2_last(const void* p) { asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(p)); }
+TS_DEVICE ts_uint ts_grid_x() { return __nvvm_read_ptx_sreg_nctaid_x(); }
 
 
 // The A tile made of two C tiles (cols 0-7: lo, cols 8-15: hi), each scaled per row.
