@@ -22,9 +22,12 @@ if [ ! -f .gl/libvulkan1_*.deb ] 2>/dev/null; then
   (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
 fi
 ls -la .carry/bin
-# One compressed archive of .carry (a third of its size): the device tool carries at most 64 MiB,
-# and the binaries alone are near that. Carry [".carrypack", ".gl"] and unpack it first:
-#   tar xzf .carrypack/carry.tgz && bash scripts/device_check.sh quick
+# One compressed archive of .carry: the device tool carries at most 64 MiB with the tree, and the
+# binaries alone are twice that. xz, not gzip: the binaries embed the same code objects, which
+# xz's long window finds again (9 MB against gzip's 27, which with the tree's 38 MB went over the
+# limit in the fiftieth session; about 50 s on two cores). Carry [".carrypack", ".gl"] and unpack
+# it first:
+#   tar xJf .carrypack/carry.txz && bash scripts/device_check.sh quick
 mkdir -p .carrypack
-tar czf .carrypack/carry.tgz --exclude .carry/variants .carry  # variants: scripts/device_variants.sh
+tar cJf .carrypack/carry.txz --exclude .carry/variants .carry  # variants: scripts/device_variants.sh
 ls -la .carrypack

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every GPU check and benchmark of tessel in one call on the GPU machine (an NVIDIA H200 here),
 # with x86-64 binaries built on the development machine by scripts/device_build.sh:
-#   device run: bash scripts/device_check.sh [quick|soak|hip|native|presets]      (carry: .carrypack and .gl; unpack .carrypack/carry.tgz first, see device_build.sh)
+#   device run: bash scripts/device_check.sh [quick|soak|hip|native|presets]      (carry: .carrypack and .gl; unpack .carrypack/carry.txz first, see device_build.sh)
 #   (SOAKS="native shaders hip" picks the soak mode's runs)
 # quick skips the 10,000-frame soaks; soak runs only them (the three took about 2.5 + 3.5 + 3.5 minutes:
 # with the device tool's 10-minute calls, run quick and soak as two calls); hip runs only the

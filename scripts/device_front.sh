@@ -5,7 +5,7 @@
 # --network vulkan` in alternated rounds on the same machine, then `tessel check` in each variant's
 # environment.
 #   here:   bash scripts/device_build.sh
-#   device: tar xzf .carrypack/carry.tgz && OUT=$OUT bash scripts/device_front.sh [ROUNDS]
+#   device: tar xJf .carrypack/carry.txz && OUT=$OUT bash scripts/device_front.sh [ROUNDS]
 # (carry: .carrypack and .gl). Prints one table of medians (ms): frame, input stage,
 # reconstruction, for 3840x2160 and 2560x1440 at ratio 2; the JSON and log of every run go into
 # $OUT/front.tgz (the device tool brings back only a few files a call).

@@ -35,7 +35,7 @@ KINDS=${EVAL_KINDS:-street fabric traffic night mixed light translucent screen t
 SCENES=out/runs/scenes/${EVAL:-none}/640x360
 export SCENES EVAL
 if [ -n "${EVAL:-}" ]; then
-  [ -x .carry/bin/tessel ] || { echo "device_train_runs: EVAL needs .carry/bin/tessel (scripts/device_build.sh; unpack .carrypack/carry.tgz)" >&2; exit 2; }
+  [ -x .carry/bin/tessel ] || { echo "device_train_runs: EVAL needs .carry/bin/tessel (scripts/device_build.sh; unpack .carrypack/carry.txz)" >&2; exit 2; }
   mkdir -p "$SCENES"
   # One scene a core, in the background while the data and the runs use the GPU.
   for k in $KINDS; do for r in 1.5 2 3; do echo "$k $r"; done; done |

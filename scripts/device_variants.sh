@@ -9,13 +9,13 @@
 #             rev:COMMIT builds that commit's tree in a git worktree (a baseline from before a change);
 #             env:VAR=VALUE runs the default build with that environment (a run-time switch,
 #             e.g. rows1=env:TESSEL_HIP_ROW_TILES=1).
-#             The binaries go to .carry/variants/NAME and into .carrypack/variants.tgz.
+#             The binaries go to .carry/variants/NAME and into .carrypack/variants.txz.
 #             EXTRA="split_gpu in_vulkan_gpu" builds those test binaries as well (NAME.split_gpu,
 #             NAME.in_vulkan_gpu): their long sequences against the shaders' network show drift
 #             that one frame of the golden cases does not. FRAME=1 builds the tessel binary too
 #             (NAME.tessel): each round then times the whole Vulkan frame at 4K, stage by stage,
 #             the way to compare shader changes (rev:COMMIT variants).
-#   device: tar xzf .carrypack/variants.tgz && bash scripts/device_variants.sh run [ROUNDS]
+#   device: tar xJf .carrypack/variants.txz && bash scripts/device_variants.sh run [ROUNDS]
 #             (carry .carrypack and .gl as for device_check.sh); a table of the medians at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,8 +61,8 @@ if [ "$mode" = build ]; then
   cargo test --release -p tessel-hip --test network_gpu --no-run 2>&1 | tail -1
   if [ "${FRAME:-0}" = 1 ]; then cargo build --release --bin tessel 2>&1 | tail -1; fi
   mkdir -p .carrypack
-  tar czf .carrypack/variants.tgz .carry/variants
-  ls -la .carry/variants .carrypack/variants.tgz
+  tar cJf .carrypack/variants.txz .carry/variants
+  ls -la .carry/variants .carrypack/variants.txz
   exit 0
 fi
 

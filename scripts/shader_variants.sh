@@ -10,9 +10,9 @@
 #             SOURCE's name; a variant of the build table such as attention_qkv_coop needs its
 #             stem and defines, e.g. -DTS_QKV_IN=1) into .carry/shader-variants/NAME/STEM.spv.
 #             Several builds under one NAME make one variant. Then scripts/device_build.sh packs
-#             .carry (with the variants) into .carrypack/carry.tgz.
+#             .carry (with the variants) into .carrypack/carry.txz.
 #           bash scripts/shader_variants.sh list
-#   device: tar xzf .carrypack/carry.tgz && bash scripts/shader_variants.sh run [ROUNDS] [SIZE]
+#   device: tar xJf .carrypack/carry.txz && bash scripts/shader_variants.sh run [ROUNDS] [SIZE]
 #             (carry .carrypack and .gl as for device_check.sh; defaults 2 rounds at 3840x2160).
 #             ENV_NAME='VAR=VALUE ...' gives variant NAME run-time settings as well (names are
 #             letters, digits and _; ENV_base the baseline's). PACK=1 moves the logs into one

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Fiftieth session, call 4: the landed tree (the weight prefetch on by default) through the native
+# NOT RUN: the fiftieth session's device time ran out (refused starts) before it. Prepared for a
+# later session: build the carry with scripts/device_build.sh (packed as .carrypack/carry.txz), and
+# the `early` variant with `git apply early.patch` then
+# `bash scripts/device_variants.sh build base= early='-DTS_WPREFETCH=2'` (packed as variants.txz).
+# Fiftieth session, call 4: the landed tree (bf22807) (the weight prefetch on by default) through the native
 # checks that its kernel change touches, with the device time left (a full quick check does not
 # fit): the golden cases and the network's time with the prefetch and without it (the kill
 # switch), the split frame's three tiers over 1,000 frames each, the kernels inside the Vulkan
@@ -22,3 +26,9 @@ echo "== tessel check"
 run timeout 90 $B/tessel check 2>&1 | tail -5
 echo "== tessel bench --network vulkan,hip at 4K"
 run timeout 90 $B/tessel bench --network vulkan,hip --size 3840x2160 --ratio 2 --frames 200 2>&1 | grep -E "^tessel: network|^vulkan |^hip |network alone|back to back" | cut -c1-400
+# Then, with what is left: the prefetch issued by each launch's first workgroups instead of its
+# last (-DTS_WPREFETCH=2, `early`) against the landed build (`base`), alternated.
+tar xJf .carrypack/variants.txz
+OUT=$OUT/var timeout 100 bash scripts/device_variants.sh run 2 > $OUT/var.log 2>&1
+tail -4 $OUT/var.log
+(cd $OUT && tar czf var.tgz var && rm -rf var)
