@@ -55,9 +55,6 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
     // copy runs while head 0's products do, and head 0 waits for it before its barrier.
     constexpr ts_uint RPB_PIECES = (H * TS_RPB_ENTRIES + 3) / 4;
     for (ts_uint e = ts_thread_x(); e < RPB_PIECES; e += TS_BLOCK_THREADS) ts_cp_async16(bias + 4 * e, p.rpb + 4 * e);
-#if TS_RPB_PAIRS
-    for (ts_uint e = ts_thread_x(); e < H * TS_RPB_ENTRIES; e += TS_BLOCK_THREADS) ts_cp_async4(sm.bias_b + e + 1, p.rpb + e);
-#endif
     ts_cp_async_commit();
     // Query rows g and g + 8 sit at in-window positions r0 and r1 (row_pos): (ix, iy0), (ix, iy1).
     ts_uint r0 = row_pos(o, warp, g), r1 = row_pos(o, warp, g + 8);
@@ -135,37 +132,15 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
         float s[8][4];
         float m0 = -3.4e38f, m1 = -3.4e38f;
         const float* bh = bias + h * TS_RPB_ENTRIES;
-#if TS_RPB_PAIRS
-        // Entry G of the tables (key tile 0, even key e = 0) and G - 1 (e = 1) as one 8-byte
-        // load: at bias[G - 1] where G is odd, else at bias_b[G]. Each key tile further is 15
-        // entries back, so the parity alternates: two pointers a query row, 30 entries a step.
-        const float* pb[2][2];
-        {
-            ts_uint gq[2] = {h * TS_RPB_ENTRIES + (iy0 + 7) * 15 + ix + 7 - 2 * t, h * TS_RPB_ENTRIES + (iy1 + 7) * 15 + ix + 7 - 2 * t};
-#pragma unroll
-            for (int r = 0; r < 2; r++)
-#pragma unroll
-                for (int par = 0; par < 2; par++) {
-                    ts_uint gg = gq[r] - 15 * par;
-                    pb[r][par] = (gg & 1) ? bias + gg - 1 : sm.bias_b + gg;
-                }
-        }
-#endif
 #pragma unroll
         for (int jt = 0; jt < 8; jt++) {
             // The bias is the accumulator's start: the product adds q k^T / 4 to it.
-#if TS_RPB_PAIRS
-            ts_float2 b0 = *(const ts_float2*)(pb[0][jt & 1] - 30 * (jt / 2));
-            ts_float2 b1 = *(const ts_float2*)(pb[1][jt & 1] - 30 * (jt / 2));
-            s[jt][0] = b0.y, s[jt][1] = b0.x, s[jt][2] = b1.y, s[jt][3] = b1.x;
-#else
 #pragma unroll
             for (int e = 0; e < 2; e++) {
                 ts_uint dx = ix + 7 - (2 * t + e);
                 s[jt][e] = bh[(iy0 + 7 - jt) * 15 + dx];
                 s[jt][2 + e] = bh[(iy1 + 7 - jt) * 15 + dx];
             }
-#endif
             ts_mma(s[jt], qa, keys[8 * jt + g][t], keys[8 * jt + g][t + 4]);
 #pragma unroll
             for (int e = 0; e < 2; e++) {

@@ -128,12 +128,6 @@ struct BlockArgs {
 #ifndef TS_SILU_MODE
 #define TS_SILU_MODE 1
 #endif
-// TS_RPB_PAIRS: each lane's two bias entries of neighbouring keys as one 8-byte shared load
-// (from bias or from bias_b, the copy one entry later, whichever holds the pair aligned)
-// instead of two 4-byte loads.
-#ifndef TS_RPB_PAIRS
-#define TS_RPB_PAIRS 0
-#endif
 #define TS_KEY_STRIDE 24    // halves per key row: conflict-free B reads
 #define TS_VALUE_STRIDE 72  // halves per transposed value row
 // Token and head buffer rows are 128 halves (P = 8): staged per warp in two column halves
@@ -151,11 +145,6 @@ struct AttnShared {
     ts_uint keys[TS_WINDOW_TOKENS][TS_KEY_STRIDE / 2];  // pairs of halves
     ts_half values[TS_HEAD_DIM][TS_VALUE_STRIDE];
     float bias[((C / 16) * TS_RPB_ENTRIES + 3) / 4 * 4];  // whole 16-byte pieces
-#if TS_RPB_PAIRS
-    // The same tables one entry later (bias_b[e + 1] = bias[e]), so that the two entries a lane
-    // reads for neighbouring keys (e and e - 1) are one aligned 8-byte load from one of the two.
-    float bias_b[((C / 16) * TS_RPB_ENTRIES + 1 + 3) / 4 * 4];
-#endif
 };
 
 // Column halves of the token rows the embedding stages at once (TS_STAGE_HALVES): on sm_90a

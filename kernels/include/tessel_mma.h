@@ -84,10 +84,6 @@ typedef ts_uint ts_uint4 __attribute__((ext_vector_type(4)));
 TS_DEVICE void ts_cp_async16(void* shared_dst, const void* global_src) {
     asm volatile("{\n .reg .u64 s;\n cvta.to.shared.u64 s, %0;\n cp.async.cg.shared.global [s], [%1], 16;\n}" ::"l"(shared_dst), "l"(global_src) : "memory");
 }
-// 4 bytes the same way (cp.async.ca: the sizes below 16 go through L1).
-TS_DEVICE void ts_cp_async4(void* shared_dst, const void* global_src) {
-    asm volatile("{\n .reg .u64 s;\n cvta.to.shared.u64 s, %0;\n cp.async.ca.shared.global [s], [%1], 4;\n}" ::"l"(shared_dst), "l"(global_src) : "memory");
-}
 // The same with L2's evict-first policy for the line (createpolicy, sm_80): data read once,
 // which should not push what the next launch reads out of L2.
 TS_DEVICE void ts_cp_async16_once(void* shared_dst, const void* global_src) {
