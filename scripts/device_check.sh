@@ -24,7 +24,7 @@ fail=0
 pack() {
   [ "${PACK:-0}" = 1 ] || return 0
   sleep 1  # let tee write the last lines
-  grep -E "^===|passed|FAILED|worst|summary|^vulkan |^hip |^none |resident|native in|device memory|RSS|non-finite|launches; median|golden vectors|hazards: ok|scenes on|culled evaluation|skipped: no PyTorch" "$OUT/check.log" | cut -c1-330 > "$OUT/summary.txt"
+  grep -E "^===|passed|FAILED|worst|summary|^vulkan |^hip |^none |resident|native in|device memory|RSS|non-finite|launches; median|copy rate|golden vectors|hazards: ok|scenes on|culled evaluation|skipped: no PyTorch" "$OUT/check.log" | cut -c1-330 > "$OUT/summary.txt"
   # tar exits 1 when a file changed while it was read (tee may still be writing check.log): the
   # archive is complete enough, and the files must go, or the device tool returns them instead.
   (cd "$OUT" && { tar czf device_check.tgz --exclude device_check.tgz --exclude summary.txt . || [ $? = 1 ]; } && find . -type f ! -name device_check.tgz ! -name summary.txt -delete)

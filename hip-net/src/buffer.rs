@@ -179,6 +179,26 @@ impl DeviceBuffer {
         stream.synchronize()
     }
 
+    /// Enqueues copying the whole of `src` (no longer than this buffer) into the start of this
+    /// one on `stream` (does not wait). Both must belong to this buffer's context.
+    pub fn copy_from_on(&self, src: &DeviceBuffer, stream: &Stream) -> Result<()> {
+        fits("device copy", src.len, self.len)?;
+        if src.len == 0 {
+            return Ok(());
+        }
+        self.ctx.bind()?;
+        let s = stream.raw();
+        match self.ctx.api() {
+            // SAFETY: two live allocations of this context, `src.len` bytes of each (checked).
+            Api::Hip(h) => h.check("hipMemcpyDtoDAsync", unsafe {
+                h.hipMemcpyDtoDAsync()?(self.ptr as *mut c_void, src.ptr as *mut c_void, src.len, s)
+            }),
+            Api::Cuda(_) => cuda::check("cuMemcpyDtoDAsync_v2", unsafe {
+                sys::cuMemcpyDtoDAsync_v2(self.ptr, src.ptr, src.len, s.cast())
+            }),
+        }
+    }
+
     /// Enqueues filling the whole buffer with `byte` on `stream` (does not wait).
     pub fn fill_on(&self, stream: &Stream, byte: u8) -> Result<()> {
         if self.len == 0 {

@@ -52,8 +52,10 @@ pub const USED: [&str; 39] = [
     "cuGraphLaunch",
 ];
 
-/// Entry points needed only by the graph, marker and semaphore paths, checked with [`USED`].
-pub const USED_MORE: [&str; 8] = [
+/// Entry points needed only by the graph, marker and semaphore paths and the copy-rate probe,
+/// checked with [`USED`].
+pub const USED_MORE: [&str; 9] = [
+    "cuMemcpyDtoDAsync_v2",
     "cuGraphExecDestroy",
     "cuGraphDestroy",
     "cuStreamWaitValue64_v2",

@@ -173,6 +173,7 @@ hip_fns! {
     hipMemcpyDtoH: fn(*mut c_void, hipDeviceptr_t, usize) -> hipError_t;
     hipMemcpyHtoDAsync: fn(hipDeviceptr_t, *mut c_void, usize, hipStream_t) -> hipError_t;
     hipMemcpyDtoHAsync: fn(*mut c_void, hipDeviceptr_t, usize, hipStream_t) -> hipError_t;
+    hipMemcpyDtoDAsync: fn(hipDeviceptr_t, hipDeviceptr_t, usize, hipStream_t) -> hipError_t;
     hipMemsetD8: fn(hipDeviceptr_t, u8, usize) -> hipError_t;
     hipMemsetD8Async: fn(hipDeviceptr_t, u8, usize, hipStream_t) -> hipError_t;
     hipModuleLoadData: fn(*mut hipModule_t, *const c_void) -> hipError_t;

@@ -514,10 +514,13 @@ impl Model {
         for v in fixed_variants(&input_spec, pkg.config.accumulate) {
             pipelines.build(&v)?;
         }
-        Self::build_network_pipelines(&mut pipelines, &pkg.config, &layers, &tiles, &path, attention_coop, shared.caps.shared_memory)?;
+        Self::build_network_pipelines(&mut pipelines, &pkg.config, &layers, &tiles, &path, attention_coop, shared.caps.shared_memory, &fused)?;
         if path == NetPath::CoopMat {
             let pe = pkg.config.pixel_embed as u32;
-            for fc1 in &layers.fc1 {
+            for (l, fc1) in layers.fc1.iter().enumerate() {
+                if fused[l].is_some() {
+                    continue;
+                }
                 if let Some((variant, _, _)) = tiles.mlp_dispatch(shared.caps.shared_memory, fc1, pe) {
                     pipelines.build(&variant)?;
                 }
@@ -552,15 +555,20 @@ impl Model {
         }))
     }
 
-    /// The attention of each level and the linear layers' variants.
-    fn build_network_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, tiles: &NetTiles, path: &NetPath, attention_coop: bool, shared_memory: u32) -> Result<()> {
+    /// The attention of each level that is not fused into one dispatch a block, and the variant
+    /// of each linear layer that runs as a dispatch of its own ([`dispatched_linears`]).
+    #[allow(clippy::too_many_arguments)]
+    fn build_network_pipelines(p: &mut Pipelines, cfg: &NetworkConfig, layers: &Layers, tiles: &NetTiles, path: &NetPath, attention_coop: bool, shared_memory: u32, fused: &[Option<&'static str>]) -> Result<()> {
         let pe = cfg.pixel_embed as u32;
-        for &c in &cfg.channels {
-            p.build(&tiles.attention(c, attention_coop, attention_coop && tiles.attention_qkv(c, shared_memory), shared_memory))?;
+        for (l, &c) in cfg.channels.iter().enumerate() {
+            if fused[l].is_none() {
+                p.build(&tiles.attention(c, attention_coop, attention_coop && tiles.attention_qkv(c, shared_memory), shared_memory))?;
+            }
         }
         // Each linear layer's one variant: the scalar shader only where no cooperative-matrix
         // variant takes the layer.
-        for l in layers.all() {
+        let coop = *path == NetPath::CoopMat;
+        for l in dispatched_linears(layers, fused, |c| attention_coop && tiles.attention_qkv(c, shared_memory), |fc1| if coop { tiles.mlp_dispatch(shared_memory, fc1, pe).map(|m| m.2) } else { None }) {
             p.build(&linear_variant(path, tiles, shared_memory, &l, pe).0)?;
         }
         Ok(())
@@ -688,6 +696,31 @@ pub fn fused_levels(shared: &DeviceShared, cfg: &NetworkConfig, path: &NetPath) 
         .collect()
 }
 
+/// The linear layers the network records as dispatches of their own (plan.rs's `block`, as the
+/// model decides): all but those of a fused level's blocks, a level's qkv where its attention
+/// computes q, k and v itself (`qkv_in(c)`), and fc1 and fc2 where the MLP runs in one dispatch,
+/// with proj where that dispatch takes the projection first (`mlp(fc1)`: Some(takes proj)).
+pub fn dispatched_linears(layers: &Layers, fused: &[Option<&'static str>], qkv_in: impl Fn(usize) -> bool, mlp: impl Fn(&LinearSpec) -> Option<bool>) -> Vec<LinearSpec> {
+    let mut v = vec![layers.embed, layers.head];
+    for (l, fc1) in layers.fc1.iter().enumerate() {
+        if fused[l].is_some() {
+            continue;
+        }
+        let mlp = mlp(fc1);
+        if !qkv_in(layers.qkv[l].inp as usize) {
+            v.push(layers.qkv[l]);
+        }
+        if mlp != Some(true) {
+            v.push(layers.proj[l]);
+        }
+        if mlp.is_none() {
+            v.extend([layers.fc1[l], layers.fc2[l]]);
+        }
+    }
+    v.extend(layers.merge.iter().chain(&layers.expand).copied());
+    v
+}
+
 /// Pipelines that do not depend on the network's widths (beyond P and whether the package
 /// accumulates): the reconstruction's constants are STORED_CONTEXT and ACCUMULATE.
 pub fn fixed_variants(input_spec: &[u32], accumulate: bool) -> Vec<Variant> {
@@ -805,6 +838,36 @@ mod tests {
             assert_eq!(linear_variant(&scalar, &t, 48 * 1024, l, p), (l.variant(p), None));
             assert_eq!(linear_variant(&coop, &t, 1024, l, p), (l.variant(p), None));
         }
+    }
+
+    #[test]
+    fn only_the_layers_recorded_as_their_own_dispatches_get_pipelines() {
+        let cfg = NetworkConfig::default();
+        let ly = Layers::with_stream16(&cfg, true);
+        let names = |v: &[LinearSpec]| -> Vec<(u32, u32, u32)> { v.iter().map(|l| (l.level, l.inp, l.out)).collect() };
+        let none = [None, None, None];
+        // Nothing taken by other dispatches: every layer, as Layers::all lists them (as a set).
+        let mut all = names(&dispatched_linears(&ly, &none, |_| false, |_| None));
+        let mut want = names(&ly.all());
+        all.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(all, want);
+        // Level 0's attention computes its q, k and v; level 1's MLP is one dispatch with its
+        // projection; level 2's one dispatch without it.
+        let got = dispatched_linears(&ly, &none, |c| c == 32, |fc1| match fc1.level {
+            1 => Some(true),
+            2 => Some(false),
+            _ => None,
+        });
+        let has = |l: &LinearSpec| got.iter().any(|g| (g.level, g.inp, g.out, g.mode, g.ln, g.act) == (l.level, l.inp, l.out, l.mode, l.ln, l.act));
+        assert!(!has(&ly.qkv[0]) && has(&ly.proj[0]) && has(&ly.fc1[0]) && has(&ly.fc2[0]));
+        assert!(has(&ly.qkv[1]) && !has(&ly.proj[1]) && !has(&ly.fc1[1]) && !has(&ly.fc2[1]));
+        assert!(has(&ly.qkv[2]) && has(&ly.proj[2]) && !has(&ly.fc1[2]) && !has(&ly.fc2[2]));
+        assert!(has(&ly.embed) && has(&ly.head) && ly.merge.iter().chain(&ly.expand).all(has));
+        // A fused level records none of its blocks' layers.
+        let fused = dispatched_linears(&ly, &[None, Some("block_coop"), None], |_| false, |_| None);
+        assert!(fused.iter().all(|l| !(l.level == 1 && [ly.qkv[1], ly.proj[1], ly.fc1[1], ly.fc2[1]].iter().any(|b| (b.inp, b.out, b.mode) == (l.inp, l.out, l.mode)))));
+        assert_eq!(fused.len(), ly.all().len() - 4);
     }
 
     #[test]
