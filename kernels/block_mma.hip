@@ -644,7 +644,8 @@ TS_INLINE void weights_prefetch(const BlockArgs& p) {
 }
 
 template <int C, int IN, int OUT>
-TS_INLINE void block_body(const BlockArgs& p) {
+TS_INLINE void block_body(const BlockArgs& args) {
+    BlockArgs p = args;  // TS_VEC_SHARED points its vectors into shared memory
     weights_prefetch(p);
     ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
     WindowOrigin o = window_origin(p, IN == TS_IN_PULL);
@@ -660,6 +661,12 @@ TS_INLINE void block_body(const BlockArgs& p) {
         rows_copy<TS_ROWS_PREFETCH>(p, o, rows, (ts_half*)p.tokens, warp, 0);
         rows_copy<TS_ROWS_PREFETCH>(p, o, rows + 16, (ts_half*)p.tokens, warp, 1);
     }
+    // The block's vectors (TS_VEC_SHARED), a group of copies before the weights'.
+    constexpr unsigned VEC = block_vec_floats<C, OUT>();
+    constexpr bool VEC_SHARED = TS_VEC_SHARED && (TS_WG(C) || TS_WS(C)) &&
+                                sizeof(BlockShared<C, STAGED, HALVES>) + TS_WSM_WORDS(C) * 4 + VEC * 4 <= 48 * 1024;
+    TS_SHARED __attribute__((aligned(16))) float vsm[VEC_SHARED ? VEC : 4];
+    if constexpr (VEC_SHARED) stage_vectors<C, OUT>(p, vsm);
     // The block's weights in core matrices (TS_WG): copied while the input loads.
     TS_SHARED __attribute__((aligned(128))) ts_uint wsm[TS_WSM_WORDS(C)];
     if constexpr (TS_WG(C) != 0) {
@@ -676,6 +683,12 @@ TS_INLINE void block_body(const BlockArgs& p) {
     if (IN == TS_IN_MERGE) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
     if (IN == TS_IN_EMBED && !EMBED_ROWS) block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);
     block_load<C, IN>(p, xr, o, warp, tok0, tok1, g, t, rows);
+    if constexpr (VEC_SHARED) {
+        // The vectors have arrived (the weights' groups, committed after them, may not have),
+        // every thread's share, and every warp sees them.
+        ts_cp_async_wait_group<(TS_WG(C) ? 1 : 0) + (TS_WS(C) ? 2 : 0)>();
+        ts_sync();
+    }
     ts_uint an[C / 16][4];
     block_norm<C>(xr, p.norm1_w, p.norm1_b, t, an);
 #pragma unroll

@@ -258,6 +258,52 @@ TS_INLINE void block_norm(const float xr[C / 8][4], const float* gw, const float
     }
 }
 
+// TS_VEC_SHARED: the block's f32 vectors (LayerNorm weights and biases, the products' biases; the
+// head's and the expansion's in those variants) copied into shared memory by cp.async at the
+// start, before the weights, so that the bias tiles every product starts from and the
+// LayerNorms' loads read shared memory instead of waiting on the L1 misses where an Nsight Compute
+// profile put 5-13 % of every launch's stall samples (sm_90a only; nothing where the workgroup's
+// bytes would pass the 48 KiB every launch path allows). On the H100 (BENCHMARKS.md, fifty-first
+// session): 0.555 -> 0.547 ms at 3840x2160 as graphs, the frame with the kernels inside Vulkan
+// 1.118 -> 1.105 ms, the head the same. Build-time only (TESSEL_KERNEL_CFLAGS=-DTS_VEC_SHARED=0
+// reads them in place): the vectors' pointers chosen at run time instead took the whole gain
+// (0.561-0.565 ms), since loads through them can no longer be shared-memory loads. Staging all
+// but the embedding's and the pull's vectors: 0.550 ms.
+#ifndef TS_VEC_SHARED
+#define TS_VEC_SHARED 1
+#endif
+// Floats of a block's staged vectors: norm1 (2C), qkv (3C), proj (C), norm2 (2C), fc1 (2C, the
+// MLP of 2C the sm_90a blocks have), fc2 (C); the head's norm (2C) and bias (128); the
+// expansion's bias (4 lower_c, at most 4C).
+template <int C, int OUT>
+constexpr unsigned block_vec_floats() {
+    return 11 * C + (OUT == TS_OUT_HEAD ? 2 * C + 128 : 0) + (OUT == TS_OUT_EXPAND ? 4 * C : 0);
+}
+// n floats (a multiple of 4, 16-byte aligned) from src into the stage at dst: returns dst.
+TS_INLINE const float* stage_vec(float* dst, const float* src, ts_uint n) {
+    for (ts_uint e = ts_thread_x(); e < n / 4; e += TS_BLOCK_THREADS) ts_cp_async16(dst + 4 * e, src + 4 * e);
+    return dst;
+}
+// The block's vectors into `v` (one group of copies, committed), and p's pointers to them there.
+template <int C, int OUT>
+TS_INLINE void stage_vectors(BlockArgs& p, float* v) {
+    p.norm1_w = stage_vec(v, p.norm1_w, C), v += C;
+    p.norm1_b = stage_vec(v, p.norm1_b, C), v += C;
+    p.qkv_b = stage_vec(v, p.qkv_b, 3 * C), v += 3 * C;
+    p.proj_b = stage_vec(v, p.proj_b, C), v += C;
+    p.norm2_w = stage_vec(v, p.norm2_w, C), v += C;
+    p.norm2_b = stage_vec(v, p.norm2_b, C), v += C;
+    p.fc1_b = stage_vec(v, p.fc1_b, 2 * C), v += 2 * C;
+    p.fc2_b = stage_vec(v, p.fc2_b, C), v += C;
+    if (OUT == TS_OUT_HEAD) {
+        p.head_norm_w = stage_vec(v, p.head_norm_w, C), v += C;
+        p.head_norm_b = stage_vec(v, p.head_norm_b, C), v += C;
+        p.head_b = stage_vec(v, p.head_b, 128), v += 128;
+    }
+    if (OUT == TS_OUT_EXPAND) p.expand_b = stage_vec(v, p.expand_b, 4 * p.lower_c);
+    ts_cp_async_commit();
+}
+
 // Accumulators of 8 output columns starting at n0, set to the bias (this lane's two columns as
 // one 8-byte load: vectors are 256-byte aligned and n0 + 2t is even).
 TS_INLINE void bias_tile(float d[4], const float* b, ts_uint n0, ts_uint t) {

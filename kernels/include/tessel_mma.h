@@ -103,6 +103,9 @@ TS_DEVICE void ts_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: 
 TS_DEVICE void ts_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 // Waits until at most the newest of this thread's groups is still in flight.
 TS_DEVICE void ts_cp_async_wait_but_one() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
+// Waits until at most the newest N of this thread's groups are still in flight.
+template <int N>
+TS_DEVICE void ts_cp_async_wait_group() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
 
 // Ask L2 for the 128-byte line holding `p` without waiting for it (prefetch.global.L2): the
 // later load finds it there instead of in device memory.

@@ -115,7 +115,7 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
     // a time (the sm_90a embedding both where they fit), in the same bytes (a union: the stage is used before and after the attention); the
     // merge and expand variants read and write the level below in place.
     // The sm_90a blocks up to 48 channels also hold their four weight matrices (16 C^2 bytes),
-    // the wider ones two phases of their stream (2 x 128 C bytes).
+    // the wider ones two phases of their stream (2 x 128 C bytes), and their vectors.
     for target in ["sm_90", "sm_90a"] {
         let object = code_object(target).unwrap();
         for (c, ends, k) in BLOCK_MMA {
@@ -131,7 +131,13 @@ fn matrix_kernels_are_chosen_by_target_and_width() {
             // On sm_90a the embedding stages both column halves at once where that fits 48 KiB.
             let both = target == "sm_90a" && ends.input == tessel_kernels::BlockIn::Embed && attention.max(2 * stage) + weights <= 48 * 1024;
             let stage = if both { 2 * stage } else { stage };
-            assert_eq!(info.lds, attention.max(stage) + weights, "{target} {k}");
+            // On sm_90a each block also stages its f32 vectors (11 C floats; the head's 2 C + 128
+            // more, the expansion's 4 C), where the workgroup's bytes stay within 48 KiB.
+            let c = *c as u32;
+            let vectors = 4 * (11 * c + if ends.output == tessel_kernels::BlockOut::Head { 2 * c + 128 } else { 0 } + if ends.output == tessel_kernels::BlockOut::Expand { 4 * c } else { 0 });
+            let fixed = attention.max(stage) + weights;
+            let vectors = if target == "sm_90a" && fixed + vectors <= 48 * 1024 { vectors } else { 0 };
+            assert_eq!(info.lds, fixed + vectors, "{target} {k}");
             assert!(info.lds <= 48 * 1024, "{target} {k}");
             assert_eq!(info.max_threads, 128, "{target} {k}");
         }
