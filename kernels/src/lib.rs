@@ -45,6 +45,16 @@ include!(concat!(env!("OUT_DIR"), "/objects.rs"));
 /// The portable kernels: every code object holds them, and they compute the whole network.
 pub const KERNELS: &[&str] = &["tessel_attention", "tessel_linear"];
 
+/// The extra compiler flags the code objects were built with (TESSEL_KERNEL_CFLAGS; empty for the
+/// default build).
+pub const BUILT_CFLAGS: &str = env!("TESSEL_KERNEL_CFLAGS_BUILT");
+
+/// Whether the sm_90a fused blocks stage their f32 vectors in shared memory (kernels/block_mma.hip's
+/// TS_VEC_SHARED, on unless built with -DTS_VEC_SHARED=0), in the start-up line's words.
+pub fn vec_words(matrix: Matrix) -> Option<&'static str> {
+    (matrix == Matrix::Wgmma).then(|| if BUILT_CFLAGS.split_whitespace().any(|f| f == "-DTS_VEC_SHARED=0") { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" })
+}
+
 /// What a fused block kernel reads before the block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockIn {

@@ -214,3 +214,13 @@ fn ptxas_reports_are_read() {
     let log = "ptxas info    : Compiling entry function 'tessel_block_mma_c48' for 'sm_90'\nptxas info    : Function properties for tessel_block_mma_c48\n    8 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\nptxas info    : Used 104 registers, used 1 barriers, 10752 bytes smem\n";
     assert_eq!(ptxas_report(log), vec![("tessel_block_mma_c48".to_string(), 104, 8, 4)]);
 }
+
+/// The start-up line's words for the staged vectors follow the build's flags, and only the sm_90a
+/// object (warpgroup products) stages them.
+#[test]
+fn staged_vectors_are_named_for_the_wgmma_object_only() {
+    use tessel_kernels::{vec_words, Matrix, BUILT_CFLAGS};
+    assert_eq!(vec_words(Matrix::MmaSync), None);
+    let off = BUILT_CFLAGS.split_whitespace().any(|f| f == "-DTS_VEC_SHARED=0");
+    assert_eq!(vec_words(Matrix::Wgmma), Some(if off { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" }));
+}
