@@ -261,8 +261,8 @@ TS_INLINE void block_norm(const float xr[C / 8][4], const float* gw, const float
 // TS_VEC_SHARED: the block's f32 vectors (LayerNorm weights and biases, the products' biases; the
 // head's and the expansion's in those variants) copied into shared memory by cp.async at the
 // start, before the weights, so that the bias tiles every product starts from and the
-// LayerNorms' loads read shared memory instead of waiting on the L1 misses where an Nsight Compute
-// profile put 5-13 % of every launch's stall samples (sm_90a only; nothing where the workgroup's
+// LayerNorms' loads read shared memory instead of waiting on global loads, where an Nsight
+// Compute profile put up to 13 % of a launch's stall samples (sm_90a only; nothing where the workgroup's
 // bytes would pass the 48 KiB every launch path allows). On the H100 (BENCHMARKS.md, fifty-first
 // session): 0.555 -> 0.547 ms at 3840x2160 as graphs, the frame with the kernels inside Vulkan
 // 1.118 -> 1.105 ms, the head the same. Build-time only (TESSEL_KERNEL_CFLAGS=-DTS_VEC_SHARED=0
