@@ -270,6 +270,9 @@ pub fn wgmma_object(arch: &str, cfg: &NetworkConfig) -> std::result::Result<&'st
     if let Some(c) = cfg.channels.iter().find(|c| !tessel_kernels::wgmma_fits(**c, cfg.mlp_ratio * **c)) {
         return Err(format!("not for a level of {c} channels with an MLP of {}", cfg.mlp_ratio * c));
     }
+    if !tessel_kernels::wgmma_widths_fit(&cfg.channels) {
+        return Err(format!("not for levels narrower than the one below ({:?})", cfg.channels));
+    }
     Ok(object)
 }
 

@@ -274,7 +274,8 @@ TS_INLINE void block_norm(const float xr[C / 8][4], const float* gw, const float
 #endif
 // Floats of a block's staged vectors: norm1 (2C), qkv (3C), proj (C), norm2 (2C), fc1 (2C, the
 // MLP of 2C the sm_90a blocks have), fc2 (C); the head's norm (2C) and bias (128); the
-// expansion's bias (4 lower_c, at most 4C).
+// expansion's bias (4 lower_c: at most 4C, since hip-net takes the sm_90a object only where no
+// level is wider than the one above it, tessel_kernels::wgmma_widths_fit).
 template <int C, int OUT>
 constexpr unsigned block_vec_floats() {
     return 11 * C + (OUT == TS_OUT_HEAD ? 2 * C + 128 : 0) + (OUT == TS_OUT_EXPAND ? 4 * C : 0);

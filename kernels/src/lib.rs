@@ -264,6 +264,13 @@ pub fn wgmma_fits(channels: usize, hidden: usize) -> bool {
     hidden == 2 * channels
 }
 
+/// Whether the sm_90a blocks serve these level widths: none narrower than the level below it,
+/// since an expansion's block stages that level's bias (4 lower_c floats) in the 4 C floats it
+/// sets aside (kernels/include/tessel_block.h, `block_vec_floats`).
+pub fn wgmma_widths_fit(channels: &[usize]) -> bool {
+    channels.windows(2).all(|w| w[0] <= w[1])
+}
+
 /// The widest level whose sm_90a blocks hold all their weights in shared memory at once; wider
 /// ones, up to [`WGMMA_STREAM_MAX_CHANNELS`], stream them.
 pub const WGMMA_MAX_CHANNELS: usize = 48;

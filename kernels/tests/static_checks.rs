@@ -62,6 +62,9 @@ fn ptx_is_chosen_by_compute_capability() {
     // The sm_90a blocks hold (up to 48 channels) or stream (wider) their weights for an MLP of 2C.
     assert!(wgmma_fits(32, 64) && wgmma_fits(48, 96) && wgmma_fits(96, 192));
     assert!(!wgmma_fits(32, 128) && !wgmma_fits(48, 48) && !wgmma_fits(96, 384));
+    // An expansion's block sets aside 4 C floats for the level below's bias: no narrower level above.
+    assert!(tessel_kernels::wgmma_widths_fit(&[32, 48, 96]) && tessel_kernels::wgmma_widths_fit(&[16, 48, 96, 128]) && tessel_kernels::wgmma_widths_fit(&[48, 48]));
+    assert!(!tessel_kernels::wgmma_widths_fit(&[96, 48]) && !tessel_kernels::wgmma_widths_fit(&[32, 64, 48]));
 }
 
 #[test]
