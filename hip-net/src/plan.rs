@@ -63,7 +63,7 @@ pub struct AttentionArgs {
 }
 const _: () = assert!(std::mem::size_of::<AttentionArgs>() == 48);
 
-/// `BlockArgs` of kernels/include/tessel_block.h (256 bytes).
+/// `BlockArgs` of kernels/include/tessel_block.h (296 bytes, asserted below).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct BlockArgs {
@@ -202,37 +202,45 @@ pub fn stream16_choice(plan: &mut [Launch], bufs: &Buffers, cfg: &NetworkConfig,
 /// network and the kernels inside Vulkan read: it sets [`ROWS_PLAIN`] on every fused block); Err
 /// says why there are none.
 pub fn cache_hints_choice(plan: &mut [Launch]) -> std::result::Result<(), &'static str> {
-    let on = !std::env::var("TESSEL_HIP_CACHE_HINTS").is_ok_and(|v| v == "0");
-    match set_cache_hints(plan, on) {
-        0 => Err("no fused blocks"),
-        _ if !on => Err("off: TESSEL_HIP_CACHE_HINTS=0"),
-        _ => Ok(()),
-    }
+    switched_choice("TESSEL_HIP_CACHE_HINTS", "off: TESSEL_HIP_CACHE_HINTS=0", |on| set_cache_hints(plan, on))
 }
 
 /// Whether the fused blocks' last workgroups prefetch the weight blob into L2 for the launches
 /// after theirs (kernels/block_mma.hip's TS_WPREFETCH), or why not: `TESSEL_HIP_PREFETCH=0` (the
 /// kill switch) gives them no blob.
 pub fn prefetch_choice(plan: &mut [Launch], blob: u64, bytes: usize) -> std::result::Result<(), &'static str> {
-    let on = !std::env::var("TESSEL_HIP_PREFETCH").is_ok_and(|v| v == "0");
-    match set_prefetch(plan, blob, if on { bytes } else { 0 }) {
+    switched_choice("TESSEL_HIP_PREFETCH", "off: TESSEL_HIP_PREFETCH=0", |on| set_prefetch(plan, blob, if on { bytes } else { 0 }))
+}
+
+/// A fused-block setting with a kill switch: `set(on)` applies it (on unless `var` is "0") to
+/// every fused block and returns how many there are; Err says why the setting is not in use.
+fn switched_choice(var: &str, off: &'static str, set: impl FnOnce(bool) -> usize) -> std::result::Result<(), &'static str> {
+    let on = !std::env::var(var).is_ok_and(|v| v == "0");
+    match set(on) {
         0 => Err("no fused blocks"),
-        _ if !on => Err("off: TESSEL_HIP_PREFETCH=0"),
+        _ if !on => Err(off),
         _ => Ok(()),
     }
+}
+
+/// Applies `f` to every fused block's arguments; returns how many blocks the plan holds.
+fn each_block(plan: &mut [Launch], mut f: impl FnMut(&mut BlockArgs)) -> usize {
+    let mut blocks = 0;
+    for l in plan.iter_mut() {
+        let Args::Block(a, _) = &mut l.args else { continue };
+        f(a);
+        blocks += 1;
+    }
+    blocks
 }
 
 /// Gives every fused block the weight blob's address and length in 128-byte lines (none: no
 /// prefetch); returns how many blocks the plan holds.
 fn set_prefetch(plan: &mut [Launch], blob: u64, bytes: usize) -> usize {
-    let mut blocks = 0;
-    for l in plan.iter_mut() {
-        let Args::Block(a, _) = &mut l.args else { continue };
-        blocks += 1;
+    each_block(plan, |a| {
         a.prefetch = if bytes > 0 { blob } else { 0 };
         a.prefetch_lines = bytes.div_ceil(128) as u32;
-    }
-    blocks
+    })
 }
 
 /// A start-up line's words for a [`prefetch_choice`].
@@ -245,13 +253,7 @@ pub fn prefetch_words(choice: std::result::Result<(), &str>) -> String {
 
 /// Clears or sets [`ROWS_PLAIN`] on every fused block of the plan; returns how many it holds.
 fn set_cache_hints(plan: &mut [Launch], on: bool) -> usize {
-    let mut blocks = 0;
-    for l in plan.iter_mut() {
-        let Args::Block(a, _) = &mut l.args else { continue };
-        blocks += 1;
-        a.flags = if on { a.flags & !ROWS_PLAIN } else { a.flags | ROWS_PLAIN };
-    }
-    blocks
+    each_block(plan, |a| a.flags = if on { a.flags & !ROWS_PLAIN } else { a.flags | ROWS_PLAIN })
 }
 
 /// A start-up line's words for a [`cache_hints_choice`].

@@ -74,16 +74,21 @@ fn native_network_matches_the_cpu_reference_on_the_golden_cases() {
 fn native_network_gpu_time() {
     let Some(ctx) = context() else { return };
     let rate = copy_rate(&ctx);
-    // TESSEL_TIME_MODELS (names, comma-separated) narrows the packages, for a profiler's run.
-    let only = std::env::var("TESSEL_TIME_MODELS").ok();
     for model in [tessel_model::SHIPPED_MODEL, tessel_model::FAST_MODEL] {
-        if only.as_deref().is_some_and(|o| !o.split(',').any(|m| m == model)) {
+        if !listed("TESSEL_TIME_MODELS", model) {
             continue;
         }
         let pkg = ModelPackage::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../models").join(model)).unwrap();
         println!("{model}:");
         time_package(&ctx, &pkg, model, rate);
     }
+}
+
+/// Whether `name` is in the comma-separated list `var` holds, or `var` is unset: the timing
+/// test narrowed to some packages (TESSEL_TIME_MODELS) or sizes (TESSEL_TIME_SIZES, WxH) for a
+/// profiler's run.
+fn listed(var: &str, name: &str) -> bool {
+    std::env::var(var).map_or(true, |o| o.split(',').any(|n| n == name))
 }
 
 /// This device's copy rate in GB/s: a 512 MiB device-to-device copy (ten times the largest L2
@@ -116,10 +121,8 @@ fn copy_rate(ctx: &Arc<Context>) -> f64 {
 }
 
 fn time_package(ctx: &Arc<Context>, pkg: &ModelPackage, model: &str, rate: f64) {
-    // TESSEL_TIME_SIZES (WxH, comma-separated) narrows the sizes, for a profiler's run.
-    let only = std::env::var("TESSEL_TIME_SIZES").ok();
     for out in [(2560, 1440), (3840, 2160)] {
-        if only.as_deref().is_some_and(|o| !o.split(',').any(|s| s == format!("{}x{}", out.0, out.1))) {
+        if !listed("TESSEL_TIME_SIZES", &format!("{}x{}", out.0, out.1)) {
             continue;
         }
         let mut net = Network::new(ctx, pkg, out).unwrap();
