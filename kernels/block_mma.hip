@@ -35,7 +35,7 @@
 #if defined(TS_HAS_MMA)
 
 template <int C>
-TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], WindowOrigin o, ts_uint warp, ts_uint g, ts_uint t, AttnShared<C>& sm, ts_uint* wsm) {
+TS_INLINE void block_attention(bool bulk, const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], WindowOrigin o, ts_uint warp, ts_uint g, ts_uint t, AttnShared<C>& sm, ts_uint* wsm) {
     constexpr int KT = C / 16, H = C / 16;
     auto& keys = sm.keys;
     auto& values = sm.values;
@@ -43,13 +43,16 @@ TS_INLINE void block_attention(const BlockArgs& p, float xr[C / 8][4], const ts_
 #if defined(TS_HAS_WGMMA)
     // The staged weights have arrived (every thread's copies, then the barrier below), and the
     // products' proxy sees them.
-    if constexpr (TS_WG(C) != 0) {
+    if (TS_WG(C) != 0 && !bulk) {
         ts_cp_async_wait_all();
         ts_fence_async_shared();
     }
 #endif
     // The embedding variant's stage shares these bytes: every warp is done with it.
     ts_sync();
+#if defined(TS_HAS_WGMMA)
+    if (TS_WG(C) != 0 && bulk) ts_mbar_wait(weight_bars(), 0);
+#endif
     // The level's position-bias tables go to shared memory by cp.async, in 16-byte pieces (the
     // last one reads into the weight blob's padding: every tensor starts 256-byte aligned): the
     // copy runs while head 0's products do, and head 0 waits for it before its barrier.
@@ -342,6 +345,47 @@ TS_INLINE void rows_copy(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS
 }
 TS_INLINE void rows_wait() {
     ts_cp_async_wait_all();
+    ts_warp_sync();
+}
+
+// TS_STREAM_ROWS: the level's f16 stream read (bit 0) and written (bit 1) by the fused blocks as
+// whole 16-byte pieces of the warp's 16 token rows through a stage in shared memory, instead of
+// each lane's 4-byte pairs straight from and to memory: a quarter of the requests (the profile put
+// 6-14 % of a launch's stall samples on the input rows and 6-9 % on the stores' drain at the end).
+// Writing so paid, reading did not (BENCHMARKS.md, fifty-second session): 2 by default on sm_90a,
+// 0 elsewhere (not measured there). The stage: 16 rows of C / 2 words and 4 of padding
+// (conflict-free pair writes and reads) a warp. TS_STREAM_PAIRS in the flags takes the pairs at
+// run time.
+#ifndef TS_STREAM_ROWS
+#if defined(TS_HAS_WGMMA)
+#define TS_STREAM_ROWS 2
+#else
+#define TS_STREAM_ROWS 0
+#endif
+#endif
+template <int C>
+constexpr unsigned stream_stage_words() {
+    return 4 * 16 * (C / 2 + 4);
+}
+// The warp's 16 rows of the f16 stream at `x` into (LOAD) or out of (STORE) `st`, 16 bytes a
+// lane at a time.
+template <int C, bool STORE>
+TS_INLINE void stream_rows(const BlockArgs& p, WindowOrigin o, ts_uint warp, ts_half* x, ts_uint* st) {
+    constexpr ts_uint PIECES = C / 8, STRIDE = C / 2 + 4;
+    ts_uint lane = ts_lane();
+    ts_warp_sync();
+#pragma unroll
+    for (ts_uint i = 0; i < (16 * PIECES + 31) / 32; i++) {
+        ts_uint idx = i * 32 + lane, row = idx / PIECES, col = idx % PIECES;
+        if (idx >= 16 * PIECES) break;
+        ts_uint4* g = (ts_uint4*)(x + window_token(p, o, row_pos(o, warp, row)) * C) + col;
+        ts_uint4* sh = (ts_uint4*)(st + row * STRIDE) + col;
+        if (STORE) {
+            *g = *sh;
+        } else {
+            *sh = *g;
+        }
+    }
     ts_warp_sync();
 }
 
@@ -669,7 +713,24 @@ TS_INLINE void block_body(const BlockArgs& args) {
     if constexpr (VEC_SHARED) stage_vectors<C, OUT>(p, vsm);
     // The block's weights in core matrices (TS_WG): copied while the input loads.
     TS_SHARED __attribute__((aligned(128))) ts_uint wsm[TS_WSM_WORDS(C)];
-    if constexpr (TS_WG(C) != 0) {
+    // The weights by bulk copies (TS_BULK), where the mbarriers' 16 bytes fit as well (with up to
+    // 112 of alignment before the 128-byte aligned weights); the streamed widths always do.
+    constexpr bool BULK = TS_BULK && (TS_WG(C) || TS_WS(C)) &&
+                          sizeof(BlockShared<C, STAGED, HALVES>) + TS_WSM_WORDS(C) * 4 + (VEC_SHARED ? VEC * 4 : 0) + 128 <= 48 * 1024;
+    static_assert(!TS_BULK || !TS_WS(C) || BULK, "the stream ring's copies are bulk copies throughout");
+    bool bulk = false;
+#if defined(TS_HAS_WGMMA)
+    bulk = BULK && weights_bulk(p);
+    if (bulk) {
+        // (Every thread waits on these only after a barrier: the attention's first.)
+        if (ts_thread_x() == 0) {
+            ts_mbar_init(weight_bars());
+            ts_mbar_init(weight_bars() + 1);
+            if constexpr (TS_WG(C) != 0) ts_bulk_copy(wsm, p.qkv_w, TS_CORE_BYTES(C), weight_bars());
+        }
+    }
+#endif
+    if (TS_WG(C) != 0 && !bulk) {
         for (ts_uint e = ts_thread_x(); e < TS_CORE_BYTES(C) / 16; e += TS_BLOCK_THREADS) ts_cp_async16(wsm + 4 * e, (const ts_uint*)p.qkv_w + 4 * e);
         ts_cp_async_commit();
     }
@@ -682,11 +743,27 @@ TS_INLINE void block_body(const BlockArgs& args) {
     float xr[C / 8][4];
     if (IN == TS_IN_MERGE) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
     if (IN == TS_IN_EMBED && !EMBED_ROWS) block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);
-    block_load<C, IN>(p, xr, o, warp, tok0, tok1, g, t, rows);
+    constexpr bool ROWS_IN = (TS_STREAM_ROWS & 1) != 0 && IN == TS_IN_STREAM && sizeof(BlockShared<C, STAGED, HALVES>) >= stream_stage_words<C>() * 4;
+    if (ROWS_IN && (p.flags & (TS_STREAM_X_F16 | TS_STREAM_PAIRS)) == TS_STREAM_X_F16) {
+        // The stage shares the attention's bytes, unused until its first barrier.
+        ts_uint* st = (ts_uint*)&sm + warp * 16 * (C / 2 + 4);
+        stream_rows<C, false>(p, o, warp, (ts_half*)p.x, st);
+#pragma unroll
+        for (int j = 0; j < C / 8; j++) {
+            ts_float2 a = ts_unpack(st[g * (C / 2 + 4) + 4 * j + t]), b = ts_unpack(st[(g + 8) * (C / 2 + 4) + 4 * j + t]);
+            xr[j][0] = a.x, xr[j][1] = a.y, xr[j][2] = b.x, xr[j][3] = b.y;
+        }
+    } else {
+        block_load<C, IN>(p, xr, o, warp, tok0, tok1, g, t, rows);
+    }
     if constexpr (VEC_SHARED) {
         // The vectors have arrived (the weights' groups, committed after them, may not have),
         // every thread's share, and every warp sees them.
-        ts_cp_async_wait_group<(TS_WG(C) ? 1 : 0) + (TS_WS(C) ? 2 : 0)>();
+        if (bulk) {
+            ts_cp_async_wait_group<0>();
+        } else {
+            ts_cp_async_wait_group<(TS_WG(C) ? 1 : 0) + (TS_WS(C) ? 2 : 0)>();
+        }
         ts_sync();
     }
     ts_uint an[C / 16][4];
@@ -697,7 +774,7 @@ TS_INLINE void block_body(const BlockArgs& args) {
         bias_tile(b, p.proj_b, 8 * j, t);
         for (int e = 0; e < 4; e++) xr[j][e] += b[e];
     }
-    block_attention<C>(p, xr, an, o, warp, g, t, sm.attn, wsm);
+    block_attention<C>(bulk, p, xr, an, o, warp, g, t, sm.attn, wsm);
     block_norm<C>(xr, p.norm2_w, p.norm2_b, t, an);
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
@@ -735,6 +812,25 @@ TS_INLINE void block_body(const BlockArgs& args) {
             block_expand<C, false>(p, xr, an, o, row_pos(o, warp, g), row_pos(o, warp, g + 8), t);
         }
         return;
+    }
+    if constexpr ((TS_STREAM_ROWS & 2) != 0) {
+        // The attention's bytes (or, where they are too few, the weights', which the MLP's last
+        // products have read) are free once every warp is past the MLP.
+        constexpr bool IN_ATTN = sizeof(BlockShared<C, STAGED, HALVES>) >= stream_stage_words<C>() * 4;
+        constexpr bool IN_WSM = TS_WSM_WORDS(C) >= stream_stage_words<C>();
+        if constexpr (IN_ATTN || IN_WSM) {
+            if ((p.flags & (TS_STREAM_X_F16 | TS_STREAM_PAIRS)) == TS_STREAM_X_F16) {
+                ts_sync();
+                ts_uint* st = (IN_ATTN ? (ts_uint*)&sm : wsm) + warp * 16 * (C / 2 + 4);
+#pragma unroll
+                for (int j = 0; j < C / 8; j++) {
+                    st[g * (C / 2 + 4) + 4 * j + t] = ts_pack(xr[j][0], xr[j][1]);
+                    st[(g + 8) * (C / 2 + 4) + 4 * j + t] = ts_pack(xr[j][2], xr[j][3]);
+                }
+                stream_rows<C, true>(p, o, warp, (ts_half*)p.x, st);
+                return;
+            }
+        }
     }
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {

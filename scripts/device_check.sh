@@ -124,6 +124,10 @@ step "native network, token and head rows without cache hints (TESSEL_HIP_CACHE_
 TESSEL_HIP_CACHE_HINTS=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, no weight prefetch a launch ahead (TESSEL_HIP_PREFETCH=0, the kill switch)"
 TESSEL_HIP_PREFETCH=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
+step "native network, the weights copied by every thread's cp.async pieces (TESSEL_HIP_BULK=0, the kill switch)"
+TESSEL_HIP_BULK=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
+step "native network, the stream written as each lane's pairs (TESSEL_HIP_STREAM_ROWS=0, the kill switch)"
+TESSEL_HIP_STREAM_ROWS=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 if [ "$mode" = hip ]; then
   run $B/split_gpu --test-threads=1 --nocapture
   run $B/tessel bench --network vulkan,hip --size 3840x2160 --ratio 2 --frames 200 --json "$OUT/bench_3840x2160.json"

@@ -81,12 +81,20 @@ for n in $(grep ': rev:' .carry/variants/VARIANTS | sed 's/:.*//'); do ln -sfn "
 variant_env() { sed -n "s/^$1: env://p" .carry/variants/VARIANTS; }
 # A command of variant $n, in its environment.
 # shellcheck disable=SC2046
-run_variant() { env $(variant_env "$n") "$@"; }
+# Each command is bounded (VARIANT_TIMEOUT seconds, 150 by default): a variant that hangs (an
+# experiment's barrier never completing) is reported and skipped in later rounds, and the others
+# still run.
+run_variant() { timeout "${VARIANT_TIMEOUT:-150}" env $(variant_env "$n") "$@"; }
+hung=" "
 for r in $(seq 1 "$rounds"); do
   for n in $names; do
     echo "=== $n round $r ($(date -u +%H:%M:%S))"
+    if [[ $hung == *" $n "* ]]; then echo "skipped: $n hung before"; continue; fi
     if [ "$r" = 1 ]; then
-      run_variant .carry/variants/$n --test-threads=1 --nocapture native_network_matches > "$OUT/golden_$n.log" 2>&1 || echo "FAILED: $n golden"
+      run_variant .carry/variants/$n --test-threads=1 --nocapture native_network_matches > "$OUT/golden_$n.log" 2>&1
+      rc=$?
+      if [ $rc = 124 ]; then echo "FAILED: $n golden hung (over ${VARIANT_TIMEOUT:-150} s)"; hung="$hung$n "; continue; fi
+      [ $rc = 0 ] || echo "FAILED: $n golden"
       grep -E "registers|worst head" "$OUT/golden_$n.log" | sort -u
     fi
     run_variant .carry/variants/$n --test-threads=1 --nocapture native_network_gpu_time > "$OUT/time_${n}_$r.log" 2>&1 || echo "FAILED: $n time"

@@ -63,6 +63,8 @@ pub struct Network {
     cache_hints: std::result::Result<(), &'static str>,
     /// The fused blocks' weight prefetch (plan::prefetch_choice), or why not.
     prefetch: std::result::Result<(), &'static str>,
+    /// The sm_90a blocks' copies in the start-up line's words (plan::copies_choice).
+    copies: Option<String>,
 }
 
 /// The matrix-core path for a code object's target, or why the portable kernels run:
@@ -139,7 +141,8 @@ impl Network {
         let stream16 = stream16_choice(&mut plan, &bufs, cfg, &grid);
         let cache_hints = cache_hints_choice(&mut plan);
         let prefetch = crate::plan::prefetch_choice(&mut plan, weights.ptr().0, weights.len());
-        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix, stream16, cache_hints, prefetch })
+        let copies = crate::plan::copies_choice(&mut plan, matrix.as_ref().ok().copied());
+        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix, stream16, cache_hints, prefetch, copies })
     }
 
     /// Enqueues one launch of the plan for a window phase.
@@ -280,6 +283,12 @@ impl Network {
     /// Whether the fused blocks prefetch the weights into L2 a launch ahead, or why not.
     pub fn prefetch(&self) -> std::result::Result<(), &'static str> {
         self.prefetch
+    }
+
+    /// How the sm_90a fused blocks copy their weights and write their stream (plan::copies_choice),
+    /// in the start-up line's words; None where the kernels are not sm_90a's.
+    pub fn copies(&self) -> Option<&str> {
+        self.copies.as_deref()
     }
 
     /// One line per kernel the plan launches: registers and local (spill) bytes per thread

@@ -125,6 +125,12 @@ pub const STREAM_UPPER_F16: u32 = 8;
 /// BlockArgs::flags (TS_ROWS_PLAIN): the block reads the token rows and stores the head without
 /// cache hints (kernels/block_mma.hip's TS_ROWS_ONCE).
 pub const ROWS_PLAIN: u32 = 4;
+/// BlockArgs::flags (TS_WEIGHTS_PIECES): the block copies its weights by every thread's cp.async
+/// pieces instead of bulk copies (kernels/include/tessel_block.h's TS_BULK).
+pub const WEIGHTS_PIECES: u32 = 16;
+/// BlockArgs::flags (TS_STREAM_PAIRS): the block writes its level's f16 stream as each lane's
+/// pairs instead of whole staged rows (kernels/block_mma.hip's TS_STREAM_ROWS).
+pub const STREAM_PAIRS: u32 = 32;
 
 /// Stores level `level`'s residual stream in f16 (half its bytes: the embedding's or the merge's
 /// store, the blocks' loads and stores, the next level's merge gather, the expansion's read and
@@ -253,7 +259,35 @@ pub fn prefetch_words(choice: std::result::Result<(), &str>) -> String {
 
 /// Clears or sets [`ROWS_PLAIN`] on every fused block of the plan; returns how many it holds.
 fn set_cache_hints(plan: &mut [Launch], on: bool) -> usize {
-    each_block(plan, |a| a.flags = if on { a.flags & !ROWS_PLAIN } else { a.flags | ROWS_PLAIN })
+    set_flag(plan, ROWS_PLAIN, !on)
+}
+
+/// Sets or clears `flag` on every fused block of the plan; returns how many it holds.
+fn set_flag(plan: &mut [Launch], flag: u32, set: bool) -> usize {
+    each_block(plan, |a| a.flags = if set { a.flags | flag } else { a.flags & !flag })
+}
+
+/// The sm_90a fused blocks' copies: the weights by bulk copies (TS_BULK) and the level's stream
+/// written as whole staged rows (TS_STREAM_ROWS), unless `TESSEL_HIP_BULK=0` or
+/// `TESSEL_HIP_STREAM_ROWS=0` (the kill switches, which both the runtime's network and the
+/// kernels inside Vulkan read: they set [`WEIGHTS_PIECES`] or [`STREAM_PAIRS`] on every fused
+/// block). The start-up line's words; None where the kernels have neither (not sm_90a).
+pub fn copies_choice(plan: &mut [Launch], matrix: Option<tessel_kernels::Matrix>) -> Option<String> {
+    let bulk = switched_choice("TESSEL_HIP_BULK", "off: TESSEL_HIP_BULK=0", |on| set_flag(plan, WEIGHTS_PIECES, !on));
+    let rows = switched_choice("TESSEL_HIP_STREAM_ROWS", "off: TESSEL_HIP_STREAM_ROWS=0", |on| set_flag(plan, STREAM_PAIRS, !on));
+    if matrix != Some(tessel_kernels::Matrix::Wgmma) {
+        return None;
+    }
+    let words = |choice: std::result::Result<(), &str>, define: &str, on: &str, off: &str| match choice {
+        _ if tessel_kernels::built_off(define) => format!("{off} (built with -D{define}=0)"),
+        Ok(()) => on.to_string(),
+        Err(why) => format!("{off} ({why})"),
+    };
+    Some(format!(
+        "{}, {}",
+        words(bulk, "TS_BULK", "weights by bulk copies", "weights by cp.async pieces"),
+        words(rows, "TS_STREAM_ROWS", "stream rows stored whole", "stream stored in pairs")
+    ))
 }
 
 /// A start-up line's words for a [`cache_hints_choice`].

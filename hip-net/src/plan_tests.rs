@@ -371,3 +371,47 @@ fn launch_costs_add_up_to_the_networks_flops_and_fusion_saves_the_residual_round
     let e = linear_cost(&Layers::new(&cfg).embed, t0, cfg.pixel_embed as u64, false);
     assert_eq!(embed, Cost { bytes: inner.bytes + e.bytes - 2 * t0 * c0 * 4, flops: inner.flops + e.flops });
 }
+
+#[test]
+fn the_copy_kill_switches_mark_every_fused_block_with_their_own_flag() {
+    let (cfg, g, bufs, tensors) = fixture();
+    let mut fused = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
+    assert!(stream_f16(&mut fused, &bufs, 0, (960 * 544 * 32) as u64));
+    let before = block_flags(&fused);
+    assert_eq!(set_flag(&mut fused, WEIGHTS_PIECES, true), fused.len());
+    assert_eq!(set_flag(&mut fused, STREAM_PAIRS, true), fused.len());
+    assert_eq!(block_flags(&fused), before.iter().map(|f| f | WEIGHTS_PIECES | STREAM_PAIRS).collect::<Vec<_>>());
+    set_flag(&mut fused, WEIGHTS_PIECES, false);
+    assert_eq!(block_flags(&fused), before.iter().map(|f| f | STREAM_PAIRS).collect::<Vec<_>>(), "one switch leaves the other and the streams' flags");
+    // The start-up words name the copies for the sm_90a object only (no switch is set in tests).
+    let mut plan = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
+    let words = copies_choice(&mut plan, Some(tessel_kernels::Matrix::Wgmma)).unwrap();
+    assert!(words.starts_with("weights by bulk copies") || words.contains("built with -DTS_BULK=0"), "{words}");
+    assert_eq!(block_flags(&plan), block_flags(&build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma)), "nothing marked with the switches unset");
+    assert_eq!(copies_choice(&mut plan, Some(tessel_kernels::Matrix::MmaSync)), None);
+    assert_eq!(copies_choice(&mut plan, None), None);
+}
+
+/// Every BlockArgs::flags bit has the value kernels/include/tessel_block.h gives it, and no two
+/// share a bit.
+#[test]
+fn block_flags_match_the_kernels_header() {
+    let header = include_str!("../../kernels/include/tessel_block.h");
+    let value = |name: &str| -> u32 {
+        let line = header.lines().find(|l| l.starts_with(&format!("#define {name} "))).unwrap_or_else(|| panic!("{name} is not in tessel_block.h"));
+        line.split_whitespace().nth(2).unwrap().trim_end_matches('u').parse().unwrap()
+    };
+    let flags = [
+        ("TS_STREAM_X_F16", STREAM_X_F16),
+        ("TS_STREAM_LOWER_F16", STREAM_LOWER_F16),
+        ("TS_STREAM_UPPER_F16", STREAM_UPPER_F16),
+        ("TS_ROWS_PLAIN", ROWS_PLAIN),
+        ("TS_WEIGHTS_PIECES", WEIGHTS_PIECES),
+        ("TS_STREAM_PAIRS", STREAM_PAIRS),
+    ];
+    for (name, v) in flags {
+        assert_eq!(value(name), v, "{name}");
+        assert_eq!(v.count_ones(), 1, "{name}");
+    }
+    assert_eq!(flags.iter().fold(0, |acc, (_, v)| acc | v).count_ones() as usize, flags.len(), "two flags share a bit");
+}

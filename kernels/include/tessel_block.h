@@ -74,6 +74,11 @@ struct BlockArgs {
 // The token and head buffers without cache hints (block_mma.hip's TS_ROWS_ONCE): hip-net's kill
 // switch, TESSEL_HIP_CACHE_HINTS=0.
 #define TS_ROWS_PLAIN 4u
+// The weights copied by every thread's cp.async pieces instead of bulk copies (TS_BULK), and the
+// level's stream written as each lane's pairs instead of staged 16-byte rows (TS_STREAM_ROWS):
+// hip-net's kill switches, TESSEL_HIP_BULK=0 and TESSEL_HIP_STREAM_ROWS=0.
+#define TS_WEIGHTS_PIECES 16u
+#define TS_STREAM_PAIRS 32u
 
 // What a block reads first and writes last (template arguments of block_body).
 #define TS_IN_STREAM 0
@@ -107,6 +112,27 @@ struct BlockArgs {
 #define TS_WS(C) 0
 #endif
 #define TS_PHASE_BYTES(C) (128 * (C))
+// TS_BULK (sm_90a; 1 by default, -DTS_BULK=0 builds without it): the weights (the core blob, or
+// each phase of the stream) copied by one thread's bulk copy (the tensor memory accelerator)
+// completing an mbarrier, instead of every thread's 16-byte cp.async pieces, whose loops held 3-5 %
+// of the 48-channel launches' stall samples and 8-10 % of level 2's (BENCHMARKS.md, fifty-first
+// and fifty-second sessions). TS_WEIGHTS_PIECES in the flags takes the pieces at run time.
+#ifndef TS_BULK
+#if defined(TS_HAS_WGMMA)
+#define TS_BULK 1
+#else
+#define TS_BULK 0
+#endif
+#endif
+#if defined(TS_HAS_WGMMA)
+// The weights' mbarriers: the core blob's (0), or the stream ring's two buffers'.
+TS_INLINE ts_u64* weight_bars() {
+    TS_SHARED ts_u64 bars[2];
+    return bars;
+}
+// Whether this launch copies its weights by bulk copies (a build with TS_BULK, not switched off).
+TS_INLINE bool weights_bulk(const BlockArgs& p) { return TS_BULK && !(p.flags & TS_WEIGHTS_PIECES); }
+#endif
 // Shared memory for the weights: the whole core blob (TS_WG), the ring of two phases (TS_WS).
 #define TS_WSM_WORDS(C) (TS_WG(C) ? TS_CORE_BYTES(C) / 4 : TS_WS(C) ? 2 * TS_PHASE_BYTES(C) / 4 : 4)
 // Byte offsets of the matrices in a block's core blob: qkv (rows per head: q, k, v), proj, fc1,
@@ -205,6 +231,10 @@ TS_INLINE void stream_copy(const BlockArgs& p, ts_uint* ring, int q) {
     if (q >= 2 * (C / 16)) return;
     const ts_uint* src = (const ts_uint*)p.qkv_w + q * WORDS;
     ts_uint* dst = ring + (q % 2) * WORDS;
+    if (weights_bulk(p)) {
+        if (ts_thread_x() == 0) ts_bulk_copy(dst, src, TS_PHASE_BYTES(C), weight_bars() + q % 2);
+        return;
+    }
     for (ts_uint e = ts_thread_x(); e < WORDS / 4; e += TS_BLOCK_THREADS) ts_cp_async16(dst + 4 * e, src + 4 * e);
     ts_cp_async_commit();
 }
@@ -217,6 +247,11 @@ TS_INLINE const ts_uint* stream_phase(const BlockArgs& p, ts_uint* ring, int q) 
     if (q > 0) {
         ts_sync();
         stream_copy<C>(p, ring, q + 1);
+    }
+    if (weights_bulk(p)) {
+        // Buffer q % 2's (q / 2)-th phase; every thread waits for it itself.
+        ts_mbar_wait(weight_bars() + q % 2, (q / 2) & 1);
+        return ring + (q % 2) * (TS_PHASE_BYTES(C) / 4);
     }
     if (q + 1 < 2 * (C / 16)) {
         ts_cp_async_wait_but_one();

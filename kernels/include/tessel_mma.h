@@ -169,6 +169,27 @@ TS_DEVICE void ts_wgmma_wait() {
 }
 // Shared memory written through ordinary stores or cp.async, made visible to the products.
 TS_DEVICE void ts_fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// The tensor memory accelerator's bulk copy (sm_90): one thread copies `bytes` (a multiple of
+// 16, both ends 16-byte aligned) from global to shared memory and the copy completes a phase of
+// the mbarrier `bar` (one arrival, expecting that many bytes); every thread that needs the data
+// waits for the phase's parity.
+TS_DEVICE void ts_mbar_init(ts_u64* bar) {
+    asm volatile("{\n .reg .u64 b;\n cvta.to.shared.u64 b, %0;\n mbarrier.init.shared::cta.b64 [b], 1;\n}" ::"l"(bar) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+TS_DEVICE void ts_bulk_copy(void* dst, const void* src, ts_uint bytes, ts_u64* bar) {
+    asm volatile("{\n .reg .u64 d, b;\n .reg .b64 st;\n cvta.to.shared.u64 d, %0;\n cvta.to.shared.u64 b, %3;\n"
+                 " mbarrier.arrive.expect_tx.shared::cta.b64 st, [b], %2;\n"
+                 " cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [d], [%1], %2, [b];\n}" ::"l"(dst), "l"(src), "r"(bytes), "l"(bar)
+                 : "memory");
+}
+TS_DEVICE void ts_mbar_wait(ts_u64* bar, ts_uint parity) {
+    ts_uint done = 0;
+    while (!done) {
+        asm volatile("{\n .reg .u64 b;\n .reg .pred p;\n cvta.to.shared.u64 b, %1;\n mbarrier.try_wait.parity.shared::cta.b64 p, [b], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done) : "l"(bar), "r"(parity) : "memory");
+    }
+}
 // B not transposed: K-major. (Built with TS_WGMMA_TRANS_B=1, a wrong layout, the network's head
 // fell to 14.8 dB against the CPU reference on the H200 and every agreement test failed:
 // BENCHMARKS.md, fourteenth session.)

@@ -52,7 +52,12 @@ pub const BUILT_CFLAGS: &str = env!("TESSEL_KERNEL_CFLAGS_BUILT");
 /// Whether the sm_90a fused blocks stage their f32 vectors in shared memory (kernels/block_mma.hip's
 /// TS_VEC_SHARED, on unless built with -DTS_VEC_SHARED=0), in the start-up line's words.
 pub fn vec_words(matrix: Matrix) -> Option<&'static str> {
-    (matrix == Matrix::Wgmma).then(|| if BUILT_CFLAGS.split_whitespace().any(|f| f == "-DTS_VEC_SHARED=0") { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" })
+    (matrix == Matrix::Wgmma).then(|| if built_off("TS_VEC_SHARED") { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" })
+}
+
+/// Whether the code objects were built with `-D<define>=0` (a build-time switch turned off).
+pub fn built_off(define: &str) -> bool {
+    BUILT_CFLAGS.split_whitespace().any(|f| f.strip_prefix("-D").and_then(|f| f.strip_prefix(define)) == Some("=0"))
 }
 
 /// What a fused block kernel reads before the block.
