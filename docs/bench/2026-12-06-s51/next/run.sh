@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# NOT RUN: prepared in the fifty-first session for a later one (its device time was spent).
+# Prepared in the fifty-first session (its device time was spent); run in the fifty-second
+# (docs/bench/2026-12-06-s52/call1): bulk and the stream's writes landed, rin and hh2 did not.
 # Experiments the call 2 stall profile points at, built as variants of the landed kernels:
 #   git apply docs/bench/2026-12-06-s51/next/stream-rows.patch docs/bench/2026-12-06-s51/next/bulk.patch
 #   FRAME=1 bash scripts/device_variants.sh build base= bulk='-DTS_BULK=1' rows='-DTS_STREAM_ROWS=3' \
