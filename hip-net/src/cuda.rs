@@ -52,9 +52,11 @@ pub const USED: [&str; 39] = [
     "cuGraphLaunch",
 ];
 
-/// Entry points needed only by the graph, marker and semaphore paths and the copy-rate probe,
-/// checked with [`USED`].
-pub const USED_MORE: [&str; 9] = [
+/// Entry points needed only by the graph, marker and semaphore paths, the copy-rate probe and the
+/// kernels' report (registers, spills, workgroups an SM), checked with [`USED`].
+pub const USED_MORE: [&str; 11] = [
+    "cuFuncGetAttribute",
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor",
     "cuMemcpyDtoDAsync_v2",
     "cuGraphExecDestroy",
     "cuGraphDestroy",

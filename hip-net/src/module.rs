@@ -168,6 +168,24 @@ impl Function {
         }
     }
 
+    /// How many workgroups of `threads` threads (no dynamic shared memory) the CUDA driver can
+    /// keep on one multiprocessor at once, with the registers and shared memory its JIT gave the
+    /// kernel; None on HIP (not asked there).
+    pub fn workgroups_per_sm(&self, threads: u32) -> Result<Option<u32>> {
+        let ctx = &self.module.ctx;
+        ctx.bind()?;
+        match ctx.api() {
+            Api::Hip(_) => Ok(None),
+            Api::Cuda(_) => {
+                let mut n = 0i32;
+                // SAFETY: a live function handle and an out-parameter.
+                let r = unsafe { sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, self.raw.cast(), threads as i32, 0) };
+                cuda::check("cuOccupancyMaxActiveBlocksPerMultiprocessor", r)?;
+                Ok(Some(n as u32))
+            }
+        }
+    }
+
     /// Enqueues the kernel on `stream` with `shared_bytes` of dynamic shared memory.
     /// `params` holds one pointer per kernel argument, each pointing at the argument's value
     /// (the cuLaunchKernel / hipModuleLaunchKernel `kernelParams` form).

@@ -67,6 +67,23 @@ pub struct Network {
     copies: Option<String>,
 }
 
+/// How a launch fills the device: its workgroups, how many one multiprocessor holds at once, and
+/// the multiprocessors ([`Network::launch_waves`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Waves {
+    pub workgroups: u32,
+    pub per_sm: u32,
+    pub sms: u32,
+}
+
+impl Waves {
+    /// Workgroups over the device's room for them at once: 1.29 is a full wave and a second
+    /// one 29 % full, which takes as long as two full ones where every workgroup's time is alike.
+    pub fn waves(&self) -> f64 {
+        self.workgroups as f64 / (self.per_sm * self.sms).max(1) as f64
+    }
+}
+
 /// The matrix-core path for a code object's target, or why the portable kernels run:
 /// `TESSEL_HIP_MATRIX=0` (the kill switch) or no matrix kernels for the target.
 /// `TESSEL_HIP_WMMA=1` asks for the matrix-core linear layers and attention instead (AMD WMMA on gfx11 and
@@ -293,6 +310,18 @@ impl Network {
 
     /// One line per kernel the plan launches: registers and local (spill) bytes per thread
     /// from the CUDA driver's JIT (None on HIP: the code object's figures are static).
+    /// Per launch of the plan: its workgroups, how many of them one multiprocessor holds at once
+    /// and the device's multiprocessors (CUDA driver; None on HIP): how many waves a launch takes.
+    pub fn launch_waves(&self) -> Result<Vec<Option<Waves>>> {
+        let Some(sms) = self.ctx.multiprocessors()? else { return Ok(vec![None; self.plan.len()]) };
+        let mut out = Vec::new();
+        for l in &self.plan {
+            let per_sm = self.functions[l.kernel].workgroups_per_sm(l.block.0 * l.block.1 * l.block.2)?;
+            out.push(per_sm.map(|per_sm| Waves { workgroups: l.grid.0 * l.grid.1 * l.grid.2, per_sm, sms }));
+        }
+        Ok(out)
+    }
+
     pub fn jit_report(&self) -> Result<Vec<(String, i32, i32)>> {
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();

@@ -434,6 +434,20 @@ impl Context {
         self.runtime.api
     }
 
+    /// The device's multiprocessors (SMs) on the CUDA driver; None on HIP (not asked there).
+    pub fn multiprocessors(&self) -> Result<Option<u32>> {
+        match self.raw {
+            RawCtx::Hip { .. } => Ok(None),
+            RawCtx::Cuda { dev, .. } => {
+                let mut n: c_int = 0;
+                // SAFETY: an out-pointer to a local and a device handle from cuDeviceGet.
+                let r = unsafe { sys::cuDeviceGetAttribute(&mut n, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) };
+                cuda::check("cuDeviceGetAttribute", r)?;
+                Ok(Some(n as u32))
+            }
+        }
+    }
+
     /// Makes this device current on the calling thread (cuCtxSetCurrent / hipSetDevice).
     pub fn bind(&self) -> Result<()> {
         match (&self.raw, self.runtime.api) {

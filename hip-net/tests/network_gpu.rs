@@ -136,10 +136,19 @@ fn time_package(ctx: &Arc<Context>, pkg: &ModelPackage, model: &str, rate: f64) 
             println!("per launch at {}x{} (median of 20, events around each):", out.0, out.1);
             // Against this device's copy rate for the bytes each launch must move at the least.
             let mut bytes = 0u64;
-            for (label, kernel, ms, c) in net.profile(20).unwrap() {
+            // How each launch fills the device (CUDA driver's occupancy; nothing where not asked).
+            let waves = net.launch_waves().unwrap_or_else(|e| {
+                println!("  (workgroups an SM not known: {e})");
+                Vec::new()
+            });
+            for (i, (label, kernel, ms, c)) in net.profile(20).unwrap().into_iter().enumerate() {
                 let (gb, tf) = (c.bytes as f64 / 1e6 / ms as f64, c.flops as f64 / 1e9 / ms as f64);
+                let fill = match waves.get(i).copied().flatten() {
+                    Some(w) => format!("  {} workgroups, {} an SM: {:.2} waves", w.workgroups, w.per_sm, w.waves()),
+                    None => String::new(),
+                };
                 println!(
-                    "  {label:<14} {kernel:<24} {ms:.3} ms  {:>7.1} MB {:>6.2} GFLOP  {gb:>5.0} GB/s ({:>2.0} % of the copy rate)  {tf:>5.1} TFLOP/s",
+                    "  {label:<14} {kernel:<24} {ms:.3} ms  {:>7.1} MB {:>6.2} GFLOP  {gb:>5.0} GB/s ({:>2.0} % of the copy rate)  {tf:>5.1} TFLOP/s{fill}",
                     c.bytes as f64 / 1e6,
                     c.flops as f64 / 1e9,
                     100.0 * gb / rate

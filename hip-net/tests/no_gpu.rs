@@ -250,3 +250,15 @@ fn require_kernels_names_the_missing_kernel() {
         "{text}"
     );
 }
+
+/// A launch's waves: workgroups over what the device holds at once (level 2 of tessel-v12 at
+/// 3840x2160: 510 windows, three workgroups an SM of the H100's 132).
+#[test]
+fn waves_count_workgroups_over_the_device_room() {
+    use hip_net::network::Waves;
+    let w = |workgroups, per_sm, sms| Waves { workgroups, per_sm, sms }.waves();
+    assert!((w(510, 3, 132) - 510.0 / 396.0).abs() < 1e-12);
+    assert!(w(510, 4, 132) < 1.0, "four an SM: one wave");
+    assert_eq!(w(264, 2, 132), 1.0);
+    assert_eq!(w(10, 0, 132), 10.0, "a kernel that fits nowhere: no division by zero");
+}
