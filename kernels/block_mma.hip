@@ -363,15 +363,20 @@ TS_INLINE void rows_wait() {
 #define TS_STREAM_ROWS 0
 #endif
 #endif
+// Words a stage row takes, and the workgroup's four warps' stages.
+template <int C>
+constexpr unsigned stream_stage_stride() {
+    return C / 2 + 4;
+}
 template <int C>
 constexpr unsigned stream_stage_words() {
-    return 4 * 16 * (C / 2 + 4);
+    return 4 * 16 * stream_stage_stride<C>();
 }
 // The warp's 16 rows of the f16 stream at `x` into (LOAD) or out of (STORE) `st`, 16 bytes a
 // lane at a time.
 template <int C, bool STORE>
 TS_INLINE void stream_rows(const BlockArgs& p, WindowOrigin o, ts_uint warp, ts_half* x, ts_uint* st) {
-    constexpr ts_uint PIECES = C / 8, STRIDE = C / 2 + 4;
+    constexpr ts_uint PIECES = C / 8, STRIDE = stream_stage_stride<C>();
     ts_uint lane = ts_lane();
     ts_warp_sync();
 #pragma unroll
@@ -746,11 +751,12 @@ TS_INLINE void block_body(const BlockArgs& args) {
     constexpr bool ROWS_IN = (TS_STREAM_ROWS & 1) != 0 && IN == TS_IN_STREAM && sizeof(BlockShared<C, STAGED, HALVES>) >= stream_stage_words<C>() * 4;
     if (ROWS_IN && (p.flags & (TS_STREAM_X_F16 | TS_STREAM_PAIRS)) == TS_STREAM_X_F16) {
         // The stage shares the attention's bytes, unused until its first barrier.
-        ts_uint* st = (ts_uint*)&sm + warp * 16 * (C / 2 + 4);
+        constexpr ts_uint S = stream_stage_stride<C>();
+        ts_uint* st = (ts_uint*)&sm + warp * 16 * S;
         stream_rows<C, false>(p, o, warp, (ts_half*)p.x, st);
 #pragma unroll
         for (int j = 0; j < C / 8; j++) {
-            ts_float2 a = ts_unpack(st[g * (C / 2 + 4) + 4 * j + t]), b = ts_unpack(st[(g + 8) * (C / 2 + 4) + 4 * j + t]);
+            ts_float2 a = ts_unpack(st[g * S + 4 * j + t]), b = ts_unpack(st[(g + 8) * S + 4 * j + t]);
             xr[j][0] = a.x, xr[j][1] = a.y, xr[j][2] = b.x, xr[j][3] = b.y;
         }
     } else {
@@ -821,11 +827,12 @@ TS_INLINE void block_body(const BlockArgs& args) {
         if constexpr (IN_ATTN || IN_WSM) {
             if ((p.flags & (TS_STREAM_X_F16 | TS_STREAM_PAIRS)) == TS_STREAM_X_F16) {
                 ts_sync();
-                ts_uint* st = (IN_ATTN ? (ts_uint*)&sm : wsm) + warp * 16 * (C / 2 + 4);
+                constexpr ts_uint S = stream_stage_stride<C>();
+                ts_uint* st = (IN_ATTN ? (ts_uint*)&sm : wsm) + warp * 16 * S;
 #pragma unroll
                 for (int j = 0; j < C / 8; j++) {
-                    st[g * (C / 2 + 4) + 4 * j + t] = ts_pack(xr[j][0], xr[j][1]);
-                    st[(g + 8) * (C / 2 + 4) + 4 * j + t] = ts_pack(xr[j][2], xr[j][3]);
+                    st[g * S + 4 * j + t] = ts_pack(xr[j][0], xr[j][1]);
+                    st[(g + 8) * S + 4 * j + t] = ts_pack(xr[j][2], xr[j][3]);
                 }
                 stream_rows<C, true>(p, o, warp, (ts_half*)p.x, st);
                 return;

@@ -308,8 +308,6 @@ impl Network {
         self.copies.as_deref()
     }
 
-    /// One line per kernel the plan launches: registers and local (spill) bytes per thread
-    /// from the CUDA driver's JIT (None on HIP: the code object's figures are static).
     /// Per launch of the plan: its workgroups, how many of them one multiprocessor holds at once
     /// and the device's multiprocessors (CUDA driver; None on HIP): how many waves a launch takes.
     pub fn launch_waves(&self) -> Result<Vec<Option<Waves>>> {
@@ -322,6 +320,8 @@ impl Network {
         Ok(out)
     }
 
+    /// One line per kernel the plan launches: registers and local (spill) bytes per thread
+    /// from the CUDA driver's JIT (None on HIP: the code object's figures are static).
     pub fn jit_report(&self) -> Result<Vec<(String, i32, i32)>> {
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();
