@@ -861,12 +861,35 @@ TS_INLINE void block_body(const BlockArgs& args) {
 // made them 3 % slower (BENCHMARKS.md, tenth session).
 #define TS_BLOCK_BOUNDS_NARROW TS_BOUNDS(TS_BLOCK_THREADS)
 #define TS_BLOCK_BOUNDS_WIDE TS_BOUNDS_OCC(TS_BLOCK_THREADS, 1)
+// TS_MERGE_OCC (4 by default on sm_90a): the workgroups per SM the merge into a level above 64
+// channels asks for. At 3840x2160 level 2 has 510 windows: at the 167 registers of "one at least"
+// three fit an SM, 396 on the H100's 132 SMs, and a second wave of 114 follows; four (at most 128
+// registers, 8 bytes on the stack) take them in one wave: merge2+mid.0 0.042 -> 0.032 ms
+// (BENCHMARKS.md, fifty-third session). The plain block at 96 channels gained as much (mid.1
+// 0.036 -> 0.028 ms) but spills 40 bytes at 128 registers, past the static checks' 16: it keeps
+// "one at least" until it fits (-DTS_WIDE_OCC=4 builds every block above 64 channels so, for
+// timing). -DTS_MERGE_OCC=1 restores the merge's former bound.
+#if !defined(TS_HAS_WGMMA)
+#undef TS_MERGE_OCC
+#undef TS_WIDE_OCC
+#define TS_MERGE_OCC 1
+#define TS_WIDE_OCC 1
+#endif
+#ifndef TS_MERGE_OCC
+#define TS_MERGE_OCC 4
+#endif
+#ifndef TS_WIDE_OCC
+#define TS_WIDE_OCC 1
+#endif
+#define TS_BLOCK_BOUNDS_WIDER TS_BOUNDS_OCC(TS_BLOCK_THREADS, TS_WIDE_OCC)
+#define TS_BLOCK_BOUNDS_MERGE TS_BOUNDS_OCC(TS_BLOCK_THREADS, TS_MERGE_OCC)
 #define TS_BLOCK_VARIANT(NAME, C, IN, OUT, BOUNDS) \
     TS_KERNEL BOUNDS void tessel_block_##NAME##mma_c##C(BlockArgs p) { block_body<C, IN, OUT>(p); }
-#define TS_BLOCK_MMA(C, BOUNDS) \
+#define TS_BLOCK_MMA(C, BOUNDS) TS_BLOCK_MMA_M(C, BOUNDS, BOUNDS)
+#define TS_BLOCK_MMA_M(C, BOUNDS, MERGE_BOUNDS) \
     TS_BLOCK_VARIANT(, C, TS_IN_STREAM, TS_OUT_STREAM, BOUNDS) \
     TS_BLOCK_VARIANT(pull_, C, TS_IN_PULL, TS_OUT_STREAM, BOUNDS) \
-    TS_BLOCK_VARIANT(merge_, C, TS_IN_MERGE, TS_OUT_STREAM, BOUNDS) \
+    TS_BLOCK_VARIANT(merge_, C, TS_IN_MERGE, TS_OUT_STREAM, MERGE_BOUNDS) \
     TS_BLOCK_VARIANT(expand_, C, TS_IN_STREAM, TS_OUT_EXPAND, BOUNDS) \
     TS_BLOCK_VARIANT(merge_expand_, C, TS_IN_MERGE, TS_OUT_EXPAND, BOUNDS) \
     TS_BLOCK_VARIANT(pull_expand_, C, TS_IN_PULL, TS_OUT_EXPAND, BOUNDS)
@@ -883,8 +906,8 @@ TS_BLOCK_MMA(16, TS_BLOCK_BOUNDS_NARROW)
 TS_BLOCK_MMA(32, TS_BLOCK_BOUNDS_NARROW)
 TS_BLOCK_MMA(48, TS_BLOCK_BOUNDS_NARROW)
 TS_BLOCK_MMA(64, TS_BLOCK_BOUNDS_NARROW)
-TS_BLOCK_MMA(80, TS_BLOCK_BOUNDS_WIDE)
-TS_BLOCK_MMA(96, TS_BLOCK_BOUNDS_WIDE)
+TS_BLOCK_MMA_M(80, TS_BLOCK_BOUNDS_WIDER, TS_BLOCK_BOUNDS_MERGE)
+TS_BLOCK_MMA_M(96, TS_BLOCK_BOUNDS_WIDER, TS_BLOCK_BOUNDS_MERGE)
 TS_BLOCK_MMA(112, TS_BLOCK_BOUNDS_WIDE)
 TS_BLOCK_MMA(128, TS_BLOCK_BOUNDS_WIDE)
 #endif
