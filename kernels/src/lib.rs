@@ -49,15 +49,27 @@ pub const KERNELS: &[&str] = &["tessel_attention", "tessel_linear"];
 /// default build).
 pub const BUILT_CFLAGS: &str = env!("TESSEL_KERNEL_CFLAGS_BUILT");
 
-/// Whether the sm_90a fused blocks stage their f32 vectors in shared memory (kernels/block_mma.hip's
-/// TS_VEC_SHARED, on unless built with -DTS_VEC_SHARED=0), in the start-up line's words.
-pub fn vec_words(matrix: Matrix) -> Option<&'static str> {
-    (matrix == Matrix::Wgmma).then(|| if built_off("TS_VEC_SHARED") { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" })
+/// What the sm_90a fused blocks were built to do beyond the portable ones, in the start-up line's
+/// words: whether they stage their f32 vectors in shared memory (kernels/block_mma.hip's
+/// TS_VEC_SHARED, on unless built with -DTS_VEC_SHARED=0), and whether the merge into a level above
+/// 64 channels asks four workgroups an SM (TS_MERGE_OCC, 4 unless built with -DTS_MERGE_OCC=1).
+pub fn vec_words(matrix: Matrix) -> Option<String> {
+    if matrix != Matrix::Wgmma {
+        return None;
+    }
+    let vectors = if built_off("TS_VEC_SHARED") { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" };
+    let merge = if built_with("TS_MERGE_OCC", "1") { "wide merges one workgroup an SM (built with -DTS_MERGE_OCC=1)" } else { "wide merges four workgroups an SM" };
+    Some(format!("{vectors}, {merge}"))
 }
 
 /// Whether the code objects were built with `-D<define>=0` (a build-time switch turned off).
 pub fn built_off(define: &str) -> bool {
-    BUILT_CFLAGS.split_whitespace().any(|f| f.strip_prefix("-D").and_then(|f| f.strip_prefix(define)) == Some("=0"))
+    built_with(define, "0")
+}
+
+/// Whether the code objects were built with `-D<define>=<value>` (the define's name matched whole).
+pub fn built_with(define: &str, value: &str) -> bool {
+    BUILT_CFLAGS.split_whitespace().any(|f| f.strip_prefix("-D").and_then(|f| f.strip_prefix(define)).and_then(|f| f.strip_prefix('=')) == Some(value))
 }
 
 /// What a fused block kernel reads before the block.
