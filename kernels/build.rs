@@ -155,7 +155,7 @@ fn main() {
     // Extra compiler flags for kernel experiments (e.g. "-DTS_MLP_GROUP(C)=2"): a variant built
     // beside the default and timed against it on the same machine in one call.
     let extra: Vec<String> = tool("TESSEL_KERNEL_CFLAGS", "").split_whitespace().map(String::from).collect();
-    // What the code objects were built with, for the start-up line (tessel_kernels::vec_words).
+    // What the code objects were built with, for the start-up line (tessel_kernels::wgmma_build_words).
     println!("cargo:rustc-env=TESSEL_KERNEL_CFLAGS_BUILT={}", extra.join(" "));
     println!("cargo:rerun-if-changed={}", dir.join("include").display());
     let mut sources: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "hip")).collect();

@@ -95,7 +95,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     let mut native = NativeNetwork::new(shared, object.bytes, &kernels, weights).map_err(|e| e.to_string())?;
     let pulled = crate::plan::pull_words(crate::plan::pulls(&plan));
     let wgmma = wgmma.map(|w| format!(" ({w})")).unwrap_or_default();
-    let vectors = tessel_kernels::vec_words(matrix).map(|w| format!(", {w}")).unwrap_or_default();
+    let vectors = tessel_kernels::wgmma_build_words(matrix).map(|w| format!(", {w}")).unwrap_or_default();
     let describe = format!("fused {} kernels, {} PTX{wgmma}, {} launches, {stream}, {pulled}, {hints}, {prefetch}{vectors}{copies}", matrix.describe(), object.target, plan.len());
     let launches = plan
         .iter()

@@ -53,7 +53,7 @@ pub const BUILT_CFLAGS: &str = env!("TESSEL_KERNEL_CFLAGS_BUILT");
 /// words: whether they stage their f32 vectors in shared memory (kernels/block_mma.hip's
 /// TS_VEC_SHARED, on unless built with -DTS_VEC_SHARED=0), and whether the merge into a level above
 /// 64 channels asks four workgroups an SM (TS_MERGE_OCC, 4 unless built with -DTS_MERGE_OCC=1).
-pub fn vec_words(matrix: Matrix) -> Option<String> {
+pub fn wgmma_build_words(matrix: Matrix) -> Option<String> {
     if matrix != Matrix::Wgmma {
         return None;
     }

@@ -226,13 +226,13 @@ fn ptxas_reports_are_read() {
 /// build's flags, and only the sm_90a object (warpgroup products) has them.
 #[test]
 fn staged_vectors_are_named_for_the_wgmma_object_only() {
-    use tessel_kernels::{vec_words, Matrix, BUILT_CFLAGS};
-    assert_eq!(vec_words(Matrix::MmaSync), None);
+    use tessel_kernels::{wgmma_build_words, Matrix, BUILT_CFLAGS};
+    assert_eq!(wgmma_build_words(Matrix::MmaSync), None);
     let off = BUILT_CFLAGS.split_whitespace().any(|f| f == "-DTS_VEC_SHARED=0");
     let one = BUILT_CFLAGS.split_whitespace().any(|f| f == "-DTS_MERGE_OCC=1");
     let vectors = if off { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" };
     let merge = if one { "wide merges one workgroup an SM (built with -DTS_MERGE_OCC=1)" } else { "wide merges four workgroups an SM" };
-    assert_eq!(vec_words(Matrix::Wgmma), Some(format!("{vectors}, {merge}")));
+    assert_eq!(wgmma_build_words(Matrix::Wgmma), Some(format!("{vectors}, {merge}")));
     assert_eq!(tessel_kernels::built_with("TS_MERGE_OCC", "1"), one);
     assert!(!tessel_kernels::built_with("TS_MERGE", "OCC=1"));
     // A define's name is matched whole: -DTS_VEC_SHARED=0 turns off neither TS_VEC nor TS_VEC_SHARED2.

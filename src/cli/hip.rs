@@ -43,7 +43,7 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
             let why = hip_net::wgmma_object("sm_90", &pkg.config).err().unwrap_or_default();
             format!("native kernels, fused blocks on {} (sm_90a {why})", tessel_kernels::Matrix::MmaSync.describe())
         }
-        Ok(m) if m.fuses_blocks() => format!("native kernels, fused blocks on {}{}", m.describe(), tessel_kernels::vec_words(m).map(|w| format!(" ({w})")).unwrap_or_default()),
+        Ok(m) if m.fuses_blocks() => format!("native kernels, fused blocks on {}{}", m.describe(), tessel_kernels::wgmma_build_words(m).map(|w| format!(" ({w})")).unwrap_or_default()),
         Ok(m) => format!("native kernels on {}, nothing fused", m.describe()),
         Err(why) => format!("native portable kernels, matrix cores {why}"),
     };
