@@ -21,7 +21,7 @@ tools=$PWD/.tools/sass
 if [ ! -x "$tools/nvidia/cu13/bin/ptxas" ] || [ ! -x "$tools/nvidia/cu13/bin/nvdisasm" ]; then
   echo "sass_report: installing ptxas 13.0 and nvdisasm into .tools/sass" >&2
   python3 -m pip install -q --disable-pip-version-check --no-warn-script-location --no-deps --target "$tools" \
-    nvidia-cuda-nvcc==13.0.88 nvidia-cuda-nvdisasm >&2
+    nvidia-cuda-nvcc==13.0.88 nvidia-cuda-nvdisasm==13.5.37 >&2
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
