@@ -52,14 +52,30 @@ pub const BUILT_CFLAGS: &str = env!("TESSEL_KERNEL_CFLAGS_BUILT");
 /// What the sm_90a fused blocks were built to do beyond the portable ones, in the start-up line's
 /// words: whether they stage their f32 vectors in shared memory (kernels/block_mma.hip's
 /// TS_VEC_SHARED, on unless built with -DTS_VEC_SHARED=0), and whether the merge into a level above
-/// 64 channels asks four workgroups an SM (TS_MERGE_OCC, 4 unless built with -DTS_MERGE_OCC=1).
+/// 64 channels asks (TS_MERGE_OCC, four unless built otherwise: merge_words).
 pub fn wgmma_build_words(matrix: Matrix) -> Option<String> {
     if matrix != Matrix::Wgmma {
         return None;
     }
     let vectors = if built_off("TS_VEC_SHARED") { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" };
-    let merge = if built_with("TS_MERGE_OCC", "1") { "wide merges one workgroup an SM (built with -DTS_MERGE_OCC=1)" } else { "wide merges four workgroups an SM" };
-    Some(format!("{vectors}, {merge}"))
+    Some(format!("{vectors}, {}", merge_words(built_value("TS_MERGE_OCC"))))
+}
+
+/// The wide merges' occupancy in the start-up line's words, from the TS_MERGE_OCC the code
+/// objects were built with (None: the default, four).
+pub fn merge_words(occ: Option<&str>) -> String {
+    match occ {
+        None | Some("4") => "wide merges four workgroups an SM".to_string(),
+        Some(n) => {
+            let many = match n {
+                "1" => "one workgroup".to_string(),
+                "2" => "two workgroups".to_string(),
+                "3" => "three workgroups".to_string(),
+                _ => format!("{n} workgroups"),
+            };
+            format!("wide merges {many} an SM (built with -DTS_MERGE_OCC={n})")
+        }
+    }
 }
 
 /// Whether the code objects were built with `-D<define>=0` (a build-time switch turned off).
@@ -69,7 +85,13 @@ pub fn built_off(define: &str) -> bool {
 
 /// Whether the code objects were built with `-D<define>=<value>` (the define's name matched whole).
 pub fn built_with(define: &str, value: &str) -> bool {
-    BUILT_CFLAGS.split_whitespace().any(|f| f.strip_prefix("-D").and_then(|f| f.strip_prefix(define)).and_then(|f| f.strip_prefix('=')) == Some(value))
+    built_value(define) == Some(value)
+}
+
+/// The value the code objects were built with for `define` (`-D<define>=<value>`, the define's name
+/// matched whole; the last one given, as the compiler takes it), or None where it was not given.
+pub fn built_value(define: &str) -> Option<&'static str> {
+    BUILT_CFLAGS.split_whitespace().filter_map(|f| f.strip_prefix("-D")?.strip_prefix(define)?.strip_prefix('=')).last()
 }
 
 /// What a fused block kernel reads before the block.

@@ -230,11 +230,19 @@ fn staged_vectors_are_named_for_the_wgmma_object_only() {
     assert_eq!(wgmma_build_words(Matrix::MmaSync), None);
     let off = BUILT_CFLAGS.split_whitespace().any(|f| f == "-DTS_VEC_SHARED=0");
     let one = BUILT_CFLAGS.split_whitespace().any(|f| f == "-DTS_MERGE_OCC=1");
+    let occ = BUILT_CFLAGS.split_whitespace().filter_map(|f| f.strip_prefix("-DTS_MERGE_OCC=")).last();
     let vectors = if off { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" };
-    let merge = if one { "wide merges one workgroup an SM (built with -DTS_MERGE_OCC=1)" } else { "wide merges four workgroups an SM" };
+    let merge = tessel_kernels::merge_words(occ);
     assert_eq!(wgmma_build_words(Matrix::Wgmma), Some(format!("{vectors}, {merge}")));
     assert_eq!(tessel_kernels::built_with("TS_MERGE_OCC", "1"), one);
+    assert_eq!(tessel_kernels::built_value("TS_MERGE_OCC"), occ);
     assert!(!tessel_kernels::built_with("TS_MERGE", "OCC=1"));
+    // The merges' words name the occupancy built, whatever its value.
+    assert_eq!(tessel_kernels::merge_words(None), "wide merges four workgroups an SM");
+    assert_eq!(tessel_kernels::merge_words(Some("4")), "wide merges four workgroups an SM");
+    assert_eq!(tessel_kernels::merge_words(Some("1")), "wide merges one workgroup an SM (built with -DTS_MERGE_OCC=1)");
+    assert_eq!(tessel_kernels::merge_words(Some("2")), "wide merges two workgroups an SM (built with -DTS_MERGE_OCC=2)");
+    assert_eq!(tessel_kernels::merge_words(Some("6")), "wide merges 6 workgroups an SM (built with -DTS_MERGE_OCC=6)");
     // A define's name is matched whole: -DTS_VEC_SHARED=0 turns off neither TS_VEC nor TS_VEC_SHARED2.
     assert_eq!(tessel_kernels::built_off("TS_VEC_SHARED"), off);
     assert!(!tessel_kernels::built_off("TS_VEC") && !tessel_kernels::built_off("TS_VEC_SHARED2"));
