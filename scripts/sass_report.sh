@@ -7,7 +7,8 @@
 #
 #   bash scripts/sass_report.sh [KERNEL_REGEX] [-- CFLAGS...]
 #     KERNEL_REGEX (default: tessel_block_): the kernels to list; one kernel matched exactly
-#       (e.g. tessel_block_embed_mma_c32$) also prints its top source lines.
+#       (e.g. tessel_block_embed_mma_c32$) also prints its top source lines and where it spills
+#       (each spill store and reload with its address and source line).
 #     CFLAGS go to clang as in kernels/build.rs (e.g. -- -DTS_WIDE_OCC=4).
 #   Tools: PyPI's nvidia-cuda-nvcc 13.0.88 and nvidia-cuda-nvdisasm into .tools/sass (once).
 # Instruction counts are static: a loop's body counts once, and both sides of a run-time choice
@@ -55,7 +56,7 @@ for l in open(f"{work}/k.live"):
     m = re.match(r"\s*\.text\.(\w+):", l)
     if m:
         kern = m.group(1)
-        stats[kern] = [0, 0, collections.Counter()]
+        stats[kern] = [0, 0, collections.Counter(), []]
         continue
     m = re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+.*?;\s*//\s*\|\s*(\d+)", l)
     if m and kern:
@@ -72,6 +73,10 @@ for l in open(f"{work}/k.sass"):
         continue
     if kern in stats and re.match(r"\s+/\*[0-9a-f]{4,}\*/\s", l):
         stats[kern][2][line] += 1
+        # Spill stores and reloads: where the assembler ran out of registers.
+        m = re.match(r"\s+/\*([0-9a-f]+)\*/\s+((?:STL|LDL)\S*)\s+([^;(]+)", l)
+        if m:
+            stats[kern][3].append((m.group(1), m.group(2), m.group(3).strip(), line))
 names = sorted(k for k in stats if re.search(pattern, k))
 print(f"{'kernel':44} {'regs':>4} {'stack':>5} {'spill':>5} {'instrs':>6} {'live':>4}")
 for k in names:
@@ -88,4 +93,10 @@ if len(names) == 1:
         except OSError:
             text = ""
         print(f"{c:5} {path.split('/')[-1]}:{n:<5} {text}")
+    spills = stats[names[0]][3]
+    if spills:
+        print(f"\n{names[0]}'s spill stores and reloads (address, instruction, source line):")
+        for addr, op, args, key in spills:
+            where = f"{key[0].split('/')[-1]}:{key[1]}" if key else "?"
+            print(f"  {addr:>6} {op:7} {args:16} {where}")
 PY
