@@ -123,13 +123,13 @@ pub const STREAM_X_F16: u32 = 1;
 pub const STREAM_LOWER_F16: u32 = 2;
 pub const STREAM_UPPER_F16: u32 = 8;
 /// BlockArgs::flags (TS_ROWS_PLAIN): the block reads the token rows and stores the head without
-/// cache hints (kernels/block_mma.hip's TS_ROWS_ONCE).
+/// cache hints (kernels/include/tessel_block_rows.h's TS_ROWS_ONCE).
 pub const ROWS_PLAIN: u32 = 4;
 /// BlockArgs::flags (TS_WEIGHTS_PIECES): the block copies its weights by every thread's cp.async
 /// pieces instead of bulk copies (kernels/include/tessel_block.h's TS_BULK).
 pub const WEIGHTS_PIECES: u32 = 16;
 /// BlockArgs::flags (TS_STREAM_PAIRS): the block writes its level's f16 stream as each lane's
-/// pairs instead of whole staged rows (kernels/block_mma.hip's TS_STREAM_ROWS).
+/// pairs instead of whole staged rows (kernels/include/tessel_block_rows.h's TS_STREAM_ROWS).
 pub const STREAM_PAIRS: u32 = 32;
 
 /// Stores level `level`'s residual stream in f16 (half its bytes: the embedding's or the merge's
@@ -203,7 +203,7 @@ pub fn stream16_choice(plan: &mut [Launch], bufs: &Buffers, cfg: &NetworkConfig,
     }
 }
 
-/// The fused blocks' cache hints for the token and head buffers (kernels/block_mma.hip's
+/// The fused blocks' cache hints for the token and head buffers (kernels/include/tessel_block_rows.h's
 /// TS_ROWS_ONCE) unless `TESSEL_HIP_CACHE_HINTS=0` (the kill switch, which both the runtime's
 /// network and the kernels inside Vulkan read: it sets [`ROWS_PLAIN`] on every fused block); Err
 /// says why there are none.
@@ -212,7 +212,7 @@ pub fn cache_hints_choice(plan: &mut [Launch]) -> std::result::Result<(), &'stat
 }
 
 /// Whether the fused blocks' last workgroups prefetch the weight blob into L2 for the launches
-/// after theirs (kernels/block_mma.hip's TS_WPREFETCH), or why not: `TESSEL_HIP_PREFETCH=0` (the
+/// after theirs (kernels/include/tessel_block_ends.h's TS_WPREFETCH), or why not: `TESSEL_HIP_PREFETCH=0` (the
 /// kill switch) gives them no blob.
 pub fn prefetch_choice(plan: &mut [Launch], blob: u64, bytes: usize) -> std::result::Result<(), &'static str> {
     switched_choice("TESSEL_HIP_PREFETCH", "off: TESSEL_HIP_PREFETCH=0", |on| set_prefetch(plan, blob, if on { bytes } else { 0 }))

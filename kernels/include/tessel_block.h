@@ -2,7 +2,8 @@
 // hip-net fills (hip-net/src/plan.rs mirrors it byte for byte), what a block reads first and
 // writes last, the shared-memory layout and configuration switches, the sm_90a weight staging,
 // the LayerNorm and bias tiles every product starts from, and the window geometry on the shifted
-// torus. Only block_mma.hip includes it.
+// torus. Only block_mma.hip includes it (before the block's parts: tessel_block_attention.h,
+// tessel_block_mlp.h, tessel_block_rows.h, tessel_block_ends.h).
 #pragma once
 #include "tessel_mma.h"
 
@@ -71,7 +72,7 @@ struct BlockArgs {
 #define TS_STREAM_X_F16 1u
 #define TS_STREAM_LOWER_F16 2u
 #define TS_STREAM_UPPER_F16 8u
-// The token and head buffers without cache hints (block_mma.hip's TS_ROWS_ONCE): hip-net's kill
+// The token and head buffers without cache hints (tessel_block_rows.h's TS_ROWS_ONCE): hip-net's kill
 // switch, TESSEL_HIP_CACHE_HINTS=0.
 #define TS_ROWS_PLAIN 4u
 // The weights copied by every thread's cp.async pieces instead of bulk copies (TS_BULK), and the
