@@ -4,6 +4,18 @@
 // the residual. block_mma.hip includes it where the matrix products exist (TS_HAS_MMA).
 #pragma once
 
+// A warp's key and value tile of one head (channels d, d + 1 of query rows r0 and r1, in the
+// accumulator layout) into shared memory: keys as f16 pairs, values transposed.
+template <int C>
+TS_INLINE void store_kv(AttnShared<C>& sm, ts_uint r0, ts_uint r1, ts_uint d, const float k[4], const float v[4]) {
+    sm.keys[r0][d / 2] = ts_pack(k[0], k[1]);
+    sm.keys[r1][d / 2] = ts_pack(k[2], k[3]);
+    sm.values[d][r0] = (ts_half)v[0];
+    sm.values[d + 1][r0] = (ts_half)v[1];
+    sm.values[d][r1] = (ts_half)v[2];
+    sm.values[d + 1][r1] = (ts_half)v[3];
+}
+
 template <int C>
 TS_INLINE void block_attention(bool bulk, const BlockArgs& p, float xr[C / 8][4], const ts_uint an[C / 16][4], WindowOrigin o, ts_uint warp, ts_uint g, ts_uint t, AttnShared<C>& sm, ts_uint* wsm) {
     constexpr int KT = C / 16, H = C / 16;
@@ -67,12 +79,7 @@ TS_INLINE void block_attention(bool bulk, const BlockArgs& p, float xr[C / 8][4]
                     k[nt][e] = qkv[2 + nt][e];
                     v[nt][e] = qkv[4 + nt][e];
                 }
-                keys[r0][d / 2] = ts_pack(k[nt][0], k[nt][1]);
-                keys[r1][d / 2] = ts_pack(k[nt][2], k[nt][3]);
-                values[d][r0] = (ts_half)v[nt][0];
-                values[d + 1][r0] = (ts_half)v[nt][1];
-                values[d][r1] = (ts_half)v[nt][2];
-                values[d + 1][r1] = (ts_half)v[nt][3];
+                store_kv(sm, r0, r1, d, k[nt], v[nt]);
             }
         }
 #endif
@@ -88,12 +95,7 @@ TS_INLINE void block_attention(bool bulk, const BlockArgs& p, float xr[C / 8][4]
             ts_uint d = 8 * nt + 2 * t;
             // Every warp is done reading the previous head's keys and values.
             if (h > 0 && nt == 0) ts_sync();
-            keys[r0][d / 2] = ts_pack(k[nt][0], k[nt][1]);
-            keys[r1][d / 2] = ts_pack(k[nt][2], k[nt][3]);
-            values[d][r0] = (ts_half)v[nt][0];
-            values[d + 1][r0] = (ts_half)v[nt][1];
-            values[d][r1] = (ts_half)v[nt][2];
-            values[d + 1][r1] = (ts_half)v[nt][3];
+            store_kv(sm, r0, r1, d, k[nt], v[nt]);
         }
         // Queries as an A tile, rounded to f16 like the unfused qkv output and scaled by 1/4: a
         // power of two, so rounding q / 4 is rounding q, scaled (f16 subnormals aside).
