@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use tessel_kernels::{BlockEnds, BlockIn, BlockOut};
 use tessel_model::config::{BlockSpec, NetOp, NetworkConfig, TokenGrid, HEAD_DIM, WINDOW_TOKENS};
-use vk_stages::model::{Layers, LinearSpec};
+use vk_stages::layers::{Layers, LinearSpec};
 use tessel_model::shifts::window_shift;
 
 /// Kernel flags (kernels/include/tessel_gpu.h).

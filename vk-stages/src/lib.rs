@@ -15,6 +15,7 @@
 pub mod device;
 pub mod engine;
 mod error;
+pub mod layers;
 pub mod layout;
 pub mod memory;
 pub mod model;

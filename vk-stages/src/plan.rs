@@ -6,7 +6,8 @@ use ash::vk;
 use tessel_model::config::{BlockSpec, NetOp, HEAD_DIM};
 
 use crate::bindings as b;
-use crate::model::{LinearSpec, Model};
+use crate::layers::LinearSpec;
+use crate::model::Model;
 use crate::pipelines::{Variant, PUSH_BYTES};
 
 /// Push-constant bytes, built on the stack.

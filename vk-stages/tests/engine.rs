@@ -250,11 +250,11 @@ fn a_render_size_above_the_capacity_is_an_error() {
 #[test]
 fn a_config_the_shaders_cannot_take_is_refused_at_load() {
     let cfg = NetworkConfig { channels: vec![24, 48], encoder_depths: vec![1], decoder_depths: vec![1], ..NetworkConfig::default() };
-    let err = vk_stages::model::check_config("odd-widths", &cfg).unwrap_err();
+    let err = vk_stages::layers::check_config("odd-widths", &cfg).unwrap_err();
     assert!(matches!(err, VkError::Config { .. }), "{err}");
     let msg = err.to_string();
     assert!(msg.contains("odd-widths") && msg.contains("channels[0]"), "{msg}");
-    assert!(vk_stages::model::check_config("default", &NetworkConfig::default()).is_ok());
+    assert!(vk_stages::layers::check_config("default", &NetworkConfig::default()).is_ok());
 }
 
 /// Native kernels in a command buffer are refused with a clear error: a kernel declaring more

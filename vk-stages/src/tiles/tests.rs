@@ -62,7 +62,7 @@ fn expansions_scatter_their_accumulators_where_grid_rows_are_whole_16s() {
     let t = NetTiles::default();
     let big = 48 * 1024;
     let cfg = tessel_model::config::NetworkConfig::default();
-    let layers = crate::model::Layers::with_stream16(&cfg, true);
+    let layers = crate::layers::Layers::with_stream16(&cfg, true);
     let (e1, e2) = (layers.expand[0], layers.expand[1]);
     assert_eq!((e1.rows16, e2.rows16), (1, 0), "level 1's rows are 16s of tokens, level 2's only 8s");
     let v = t.direct_dispatch(big, &e1, 8).unwrap();
