@@ -9,7 +9,8 @@
 #    tessel_block_mma_c96 24 bytes of stack and 32 of spill stores, so the JIT's spill limit is
 #    raised for this step). Two alternated rounds, the whole Vulkan frame at 4K for base and all.
 # 2. `scripts/device_check.sh quick` on `all`, the build that would land.
-#   here (about 15 minutes on two cores; patches in docs/bench/2026-12-07-s55/next/, against b34a376):
+#   here (about 15 minutes on two cores; the patches in docs/bench/2026-12-07-s55/next/ were made
+#   against b34a376 and apply to 2f08d1e):
 #           git apply next/instruction-savings.patch && bash scripts/device_build.sh
 #           mv .carrypack/carry.txz /tmp/   # all: .carry/bin
 #           FRAME=1 bash scripts/device_variants.sh build \
