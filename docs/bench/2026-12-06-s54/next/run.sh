@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (Superseded: docs/bench/2026-12-07-s55/next/ holds these patches for the block files as split
+# since b34a376, and one call that runs them; the ones here were made against 491b798.)
 # Prepared in the fifty-fourth session, not run: every start of a device machine was refused or
 # taken back (the session's 1,800 s of device time went to them). Four sm_90a instruction savings
 # for the fused blocks (instruction-savings.patch, against 491b798), each behind a build switch,
