@@ -82,17 +82,22 @@ print(f"{'kernel':44} {'regs':>4} {'stack':>5} {'spill':>5} {'instrs':>6} {'live
 for k in names:
     r, st, sp = props.get(k, [0, 0, 0])
     print(f"{k:44} {r:4} {st:5} {sp:5} {stats[k][0]:6} {stats[k][1]:4}")
+sources = {}  # each source file read once
+def source_line(path, n):
+    if path not in sources:
+        try:
+            sources[path] = open(path).read().split("\n")
+        except OSError:
+            sources[path] = []
+    lines = sources[path]
+    return lines[n - 1].strip()[:80] if 0 < n <= len(lines) else ""
 if len(names) == 1:
     print(f"\nsource lines with the most of {names[0]}'s instructions:")
     for key, c in stats[names[0]][2].most_common(25):
         if key is None:
             continue
         path, n = key
-        try:
-            text = open(path).read().split("\n")[n - 1].strip()[:80]
-        except OSError:
-            text = ""
-        print(f"{c:5} {path.split('/')[-1]}:{n:<5} {text}")
+        print(f"{c:5} {path.split('/')[-1]}:{n:<5} {source_line(path, n)}")
     spills = stats[names[0]][3]
     if spills:
         print(f"\n{names[0]}'s spill stores and reloads (address, instruction, source line):")
