@@ -7,8 +7,7 @@
 //! thirty-sixth sessions; docs/ENGINE.md): no one setting wins every layer.
 
 use crate::bindings as b;
-use crate::layers::LinearSpec;
-use crate::layers::MlpWeights;
+use crate::layers::{LinearSpec, MlpWeights};
 use crate::pipelines::Variant;
 
 /// The tile settings; `None` is the per-layer default.
