@@ -317,27 +317,39 @@ constexpr unsigned block_vec_floats() {
     return 11 * C + (OUT == TS_OUT_HEAD ? 2 * C + 128 : 0) + (OUT == TS_OUT_EXPAND ? 4 * C : 0);
 }
 // n floats (a multiple of 4, 16-byte aligned) from src into the stage at dst: returns dst.
-TS_INLINE const float* stage_vec(float* dst, const float* src, ts_uint n) {
+// TS_VEC_WARPS (1 by default): vector k is copied by warp k mod 4 alone, so that each warp
+// passes over a quarter of the vectors' copy loops instead of every thread over all of them.
+// 0: every vector by the whole workgroup.
+#ifndef TS_VEC_WARPS
+#define TS_VEC_WARPS 1
+#endif
+TS_INLINE const float* stage_vec(float* dst, const float* src, ts_uint n, ts_uint& k) {
+    if (TS_VEC_WARPS) {
+        if (k++ % (TS_BLOCK_THREADS / 32) == ts_thread_x() / 32)
+            for (ts_uint e = ts_lane(); e < n / 4; e += 32) ts_cp_async16(dst + 4 * e, src + 4 * e);
+        return dst;
+    }
     for (ts_uint e = ts_thread_x(); e < n / 4; e += TS_BLOCK_THREADS) ts_cp_async16(dst + 4 * e, src + 4 * e);
     return dst;
 }
 // The block's vectors into `v` (one group of copies, committed), and p's pointers to them there.
 template <int C, int OUT>
 TS_INLINE void stage_vectors(BlockArgs& p, float* v) {
-    p.norm1_w = stage_vec(v, p.norm1_w, C), v += C;
-    p.norm1_b = stage_vec(v, p.norm1_b, C), v += C;
-    p.qkv_b = stage_vec(v, p.qkv_b, 3 * C), v += 3 * C;
-    p.proj_b = stage_vec(v, p.proj_b, C), v += C;
-    p.norm2_w = stage_vec(v, p.norm2_w, C), v += C;
-    p.norm2_b = stage_vec(v, p.norm2_b, C), v += C;
-    p.fc1_b = stage_vec(v, p.fc1_b, 2 * C), v += 2 * C;
-    p.fc2_b = stage_vec(v, p.fc2_b, C), v += C;
+    ts_uint k = 0;
+    p.norm1_w = stage_vec(v, p.norm1_w, C, k), v += C;
+    p.norm1_b = stage_vec(v, p.norm1_b, C, k), v += C;
+    p.qkv_b = stage_vec(v, p.qkv_b, 3 * C, k), v += 3 * C;
+    p.proj_b = stage_vec(v, p.proj_b, C, k), v += C;
+    p.norm2_w = stage_vec(v, p.norm2_w, C, k), v += C;
+    p.norm2_b = stage_vec(v, p.norm2_b, C, k), v += C;
+    p.fc1_b = stage_vec(v, p.fc1_b, 2 * C, k), v += 2 * C;
+    p.fc2_b = stage_vec(v, p.fc2_b, C, k), v += C;
     if (OUT == TS_OUT_HEAD) {
-        p.head_norm_w = stage_vec(v, p.head_norm_w, C), v += C;
-        p.head_norm_b = stage_vec(v, p.head_norm_b, C), v += C;
-        p.head_b = stage_vec(v, p.head_b, 128), v += 128;
+        p.head_norm_w = stage_vec(v, p.head_norm_w, C, k), v += C;
+        p.head_norm_b = stage_vec(v, p.head_norm_b, C, k), v += C;
+        p.head_b = stage_vec(v, p.head_b, 128, k), v += 128;
     }
-    if (OUT == TS_OUT_EXPAND) p.expand_b = stage_vec(v, p.expand_b, 4 * p.lower_c);
+    if (OUT == TS_OUT_EXPAND) p.expand_b = stage_vec(v, p.expand_b, 4 * p.lower_c, k);
     ts_cp_async_commit();
 }
 
@@ -356,8 +368,19 @@ struct WindowOrigin {
     ts_uint x0, y0;
     bool parity;
 };
+// TS_ORIGIN_WRAP (1 by default): the shifted origin wraps by one conditional subtraction, since
+// the grid is whole windows and a shift is less than a window (model/src/shifts.rs), so the
+// column (win % wins_x) * 8 + width - shift_x lies in [1, 2 width); four divisions by the grid's
+// size fewer per thread. 0: the general remainders.
+#ifndef TS_ORIGIN_WRAP
+#define TS_ORIGIN_WRAP 1
+#endif
 TS_INLINE WindowOrigin window_origin(const BlockArgs& p, bool parity) {
     ts_uint wins_x = p.width / TS_WINDOW, win = ts_block_x();
+    if (TS_ORIGIN_WRAP) {
+        ts_uint x = (win % wins_x) * TS_WINDOW + p.width - p.shift_x, y = (win / wins_x) * TS_WINDOW + p.height - p.shift_y;
+        return {x >= p.width ? x - p.width : x, y >= p.height ? y - p.height : y, parity};
+    }
     return {((win % wins_x) * TS_WINDOW + p.width - p.shift_x % p.width) % p.width,
             ((win / wins_x) * TS_WINDOW + p.height - p.shift_y % p.height) % p.height, parity};
 }

@@ -21,6 +21,13 @@
 #define TS_ROWS_ONCE 3
 #endif
 
+// TS_ROWS_POLICY (1 by default): the token rows' cp.async copies take their L2 policy (evict-first,
+// or unchanged: TS_ROWS_PLAIN) from one createpolicy a call instead of branching between a hinted
+// and a plain copy, each hinted copy making its own policy. 0: the branch per copy.
+#ifndef TS_ROWS_POLICY
+#define TS_ROWS_POLICY 1
+#endif
+
 // Column half `half` (128 bytes) of the warp's 16 token rows of a 128-half buffer into `rows`,
 // as 16-byte loads (or, STORE, back from `rows` to the buffer; PREFETCH: issued before the MLP,
 // which uses no shared memory, so that the loads overlap it).
@@ -29,6 +36,10 @@ TS_INLINE void rows_copy(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS
     if (MODE != TS_ROWS_PREFETCH) ts_warp_sync();  // every lane is done with what the rows held
     ts_uint lane = ts_lane();
     const ts_uint once = (p.flags & TS_ROWS_PLAIN) ? 0u : (ts_uint)TS_ROWS_ONCE;
+#if TS_ROWS_POLICY
+    // One policy for the four copies, not a branch and a policy each (TS_ROWS_POLICY).
+    unsigned long long pol = MODE == TS_ROWS_PREFETCH ? ts_policy_once(once & 1) : 0;
+#endif
 #pragma unroll
     for (int i = 0; i < 4; i++) {
         ts_uint idx = i * 32 + lane, row = idx / 8, col = idx % 8;
@@ -38,8 +49,12 @@ TS_INLINE void rows_copy(const BlockArgs& p, WindowOrigin o, ts_uint rows[16][TS
             if (once & 2) ts_st16_once(g, ((const ts_uint4*)rows[row])[col]);
             else *g = ((const ts_uint4*)rows[row])[col];
         } else if (MODE == TS_ROWS_PREFETCH) {
+#if TS_ROWS_POLICY
+            ts_cp_async16_policy((ts_uint4*)rows[row] + col, g, pol);
+#else
             if (once & 1) ts_cp_async16_once((ts_uint4*)rows[row] + col, g);
             else ts_cp_async16((ts_uint4*)rows[row] + col, g);
+#endif
         } else {
             ((ts_uint4*)rows[row])[col] = (once & 1) ? ts_ld16_once(g) : *g;
         }

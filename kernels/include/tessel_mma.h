@@ -90,6 +90,18 @@ TS_DEVICE void ts_cp_async16_once(void* shared_dst, const void* global_src) {
     asm volatile("{\n .reg .u64 s, pol;\n cvta.to.shared.u64 s, %0;\n createpolicy.fractional.L2::evict_first.b64 pol, 1.0;\n"
                  " cp.async.cg.shared.global.L2::cache_hint [s], [%1], 16, pol;\n}" ::"l"(shared_dst), "l"(global_src) : "memory");
 }
+// L2 policies for cp.async (createpolicy, sm_80): evict-first for every line, or the line's
+// priority unchanged (as with no hint), chosen at run time without a branch per copy.
+TS_DEVICE unsigned long long ts_policy_once(bool first) {
+    unsigned long long a, b;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(a));
+    asm("createpolicy.fractional.L2::evict_unchanged.b64 %0, 1.0;" : "=l"(b));
+    return first ? a : b;
+}
+// ts_cp_async16 with a policy of ts_policy_once.
+TS_DEVICE void ts_cp_async16_policy(void* shared_dst, const void* global_src, unsigned long long pol) {
+    asm volatile("{\n .reg .u64 s;\n cvta.to.shared.u64 s, %0;\n cp.async.cg.shared.global.L2::cache_hint [s], [%1], 16, %2;\n}" ::"l"(shared_dst), "l"(global_src), "l"(pol) : "memory");
+}
 // 16-byte global load and store marked as streaming (.cs: evict first from L1 and L2).
 TS_DEVICE ts_uint4 ts_ld16_once(const void* g) {
     ts_uint4 v;

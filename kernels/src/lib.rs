@@ -58,7 +58,10 @@ pub fn wgmma_build_words(matrix: Matrix) -> Option<String> {
         return None;
     }
     let vectors = if built_off("TS_VEC_SHARED") { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" };
-    Some(format!("{vectors}, {}", merge_words(built_value("TS_MERGE_OCC"))))
+    // The smaller build-time paths are named only when one is off.
+    let off: Vec<String> = BUILD_SWITCHES.iter().filter(|d| built_off(d)).map(|d| format!("-D{d}=0")).collect();
+    let off = if off.is_empty() { String::new() } else { format!(", built with {}", off.join(" ")) };
+    Some(format!("{vectors}, {}{off}", merge_words(built_value("TS_MERGE_OCC"))))
 }
 
 /// The wide merges' occupancy in the start-up line's words, from the TS_MERGE_OCC the code
@@ -77,6 +80,11 @@ pub fn merge_words(occ: Option<&str>) -> String {
         }
     }
 }
+
+/// The sm_90a fused blocks' smaller build-time paths, each on by default (docs/KERNELS.md): the
+/// token rows' copies under one L2 policy, the window origin wrapped without remainders, each
+/// vector's copy by one warp.
+pub const BUILD_SWITCHES: [&str; 3] = ["TS_ROWS_POLICY", "TS_ORIGIN_WRAP", "TS_VEC_WARPS"];
 
 /// Whether the code objects were built with `-D<define>=0` (a build-time switch turned off).
 pub fn built_off(define: &str) -> bool {

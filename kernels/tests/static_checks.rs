@@ -233,7 +233,9 @@ fn staged_vectors_are_named_for_the_wgmma_object_only() {
     let occ = BUILT_CFLAGS.split_whitespace().filter_map(|f| f.strip_prefix("-DTS_MERGE_OCC=")).last();
     let vectors = if off { "vectors read in place (built with -DTS_VEC_SHARED=0)" } else { "vectors staged in shared memory" };
     let merge = tessel_kernels::merge_words(occ);
-    assert_eq!(wgmma_build_words(Matrix::Wgmma), Some(format!("{vectors}, {merge}")));
+    let switched: Vec<String> = tessel_kernels::BUILD_SWITCHES.iter().map(|d| format!("-D{d}=0")).filter(|f| BUILT_CFLAGS.split_whitespace().any(|b| b == f)).collect();
+    let rest = if switched.is_empty() { String::new() } else { format!(", built with {}", switched.join(" ")) };
+    assert_eq!(wgmma_build_words(Matrix::Wgmma), Some(format!("{vectors}, {merge}{rest}")));
     assert_eq!(tessel_kernels::built_with("TS_MERGE_OCC", "1"), one);
     assert_eq!(tessel_kernels::built_value("TS_MERGE_OCC"), occ);
     assert!(!tessel_kernels::built_with("TS_MERGE", "OCC=1"));

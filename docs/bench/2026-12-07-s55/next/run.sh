@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Ran in the fifty-sixth session (docs/bench/2026-12-07-s56/call1-3; BENCHMARKS.md): three of the
+# four savings landed, so instruction-savings.patch no longer applies to the tree.
 # Prepared in the fifty-fifth session, not run (every start of a device machine was refused). One call
 # of about 530 s, or two: refused starts may leave too little device time for more.
 # 1. The fifty-fourth session's four instruction savings (next/instruction-savings.patch), all on
