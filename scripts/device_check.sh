@@ -23,7 +23,12 @@ source scripts/device_env.sh
 fail=0
 pack() {
   [ "${PACK:-0}" = 1 ] || return 0
+  # A call cut by `timeout` (TERM to the whole group, tee among them) must still leave the
+  # archive: the pack ignores further signals and writes nothing to the tee'd output (the
+  # fifty-sixth session's cut check came back as loose files, and the tool returns only a few).
+  trap '' PIPE TERM HUP INT
   sleep 1  # let tee write the last lines
+  exec >/dev/null 2>&1
   grep -E "^===|passed|FAILED|worst|summary|^vulkan |^hip |^none |resident|native in|device memory|RSS|non-finite|launches; median|copy rate|golden vectors|hazards: ok|scenes on|culled evaluation|skipped: no PyTorch" "$OUT/check.log" | cut -c1-330 > "$OUT/summary.txt"
   # tar exits 1 when a file changed while it was read (tee may still be writing check.log): the
   # archive is complete enough, and the files must go, or the device tool returns them instead.

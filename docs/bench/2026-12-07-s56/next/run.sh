@@ -5,7 +5,7 @@
 # expansion, which it then removed (dec1.1+expand1 76 us with it against 72 without). Every kernel
 # but the nine expansion variants is the timed build's PTX byte for byte; the expansions are the
 # former kernels with the origin wrap and the vectors' copies.
-# 1. var: the network alone and the whole frame inside Vulkan, four alternated rounds (about 150 s).
+# 1. var: the network alone and the whole frame inside Vulkan, three alternated rounds (about 110 s).
 # 2. check: `scripts/device_check.sh quick` on the landed build (about 360 s).
 #   here (about 15 minutes on two cores):
 #           bash scripts/device_build.sh                    # landed: .carry/bin, .carrypack/carry.txz
@@ -25,11 +25,11 @@ ln -sf ../bin/tessel .carry/variants/landed.tessel
 source scripts/device_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 if [ "$what" != check ]; then
-  VARIANT_TIMEOUT=120 OUT=$OUT/var timeout 300 bash scripts/device_variants.sh run 4 > "$OUT/var.log" 2>&1
+  VARIANT_TIMEOUT=120 OUT=$OUT/var timeout 170 bash scripts/device_variants.sh run 3 > "$OUT/var.log" 2>&1
   echo "variants rc $?"; tail -5 "$OUT/var.log"
   (cd "$OUT" && tar czf var.tgz var && rm -rf var)
 fi
 [ "$what" = var ] && exit 0
-OUT=$OUT/check PACK=1 timeout 420 bash scripts/device_check.sh quick > /dev/null 2>&1
+OUT=$OUT/check PACK=1 timeout 400 bash scripts/device_check.sh quick > /dev/null 2>&1
 echo "device_check rc $?"
 grep -E "all passed|FAIL|ms as graphs" "$OUT/check/summary.txt" | head -20
