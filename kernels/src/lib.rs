@@ -51,8 +51,9 @@ pub const BUILT_CFLAGS: &str = env!("TESSEL_KERNEL_CFLAGS_BUILT");
 
 /// What the sm_90a fused blocks were built to do beyond the portable ones, in the start-up line's
 /// words: whether they stage their f32 vectors in shared memory (kernels/block_mma.hip's
-/// TS_VEC_SHARED, on unless built with -DTS_VEC_SHARED=0), and whether the merge into a level above
-/// 64 channels asks (TS_MERGE_OCC, four unless built otherwise: merge_words).
+/// TS_VEC_SHARED, on unless built with -DTS_VEC_SHARED=0), how many workgroups an SM the merge into
+/// a level above 64 channels asks (TS_MERGE_OCC, four unless built otherwise: merge_words), and
+/// which of [`BUILD_SWITCHES`] were built off.
 pub fn wgmma_build_words(matrix: Matrix) -> Option<String> {
     if matrix != Matrix::Wgmma {
         return None;
