@@ -25,6 +25,10 @@ mkdir -p "$OUT"
 tar xJf .carrypack/carry.txz && tar xJf .carrypack/variants.txz || exit 1
 ln -sf ../bin/network_gpu .carry/variants/landed
 ln -sf ../bin/tessel .carry/variants/landed.tessel
+# ONLY="landed wave6 ...": time only those variants (a shorter call).
+if [ -n "${ONLY:-}" ]; then
+  for n in $ONLY; do grep "^$n:" .carry/variants/VARIANTS; done > /tmp/VARIANTS && mv /tmp/VARIANTS .carry/variants/VARIANTS
+fi
 source scripts/device_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 if [ "$what" != check ]; then
