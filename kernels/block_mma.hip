@@ -49,7 +49,6 @@ template <int C, int IN, int OUT>
 TS_INLINE void block_body(const BlockArgs& args) {
     BlockArgs p = args;  // TS_VEC_SHARED points its vectors into shared memory
     weights_prefetch(p);
-    wave_prefetch<IN, OUT>(p);
     ts_uint lane = ts_lane(), warp = ts_thread_x() / 32, g = lane / 4, t = lane % 4;
     WindowOrigin o = window_origin(p, IN == TS_IN_PULL);
     ts_uint tok0 = window_token(p, o, row_pos(o, warp, g)), tok1 = window_token(p, o, row_pos(o, warp, g + 8));

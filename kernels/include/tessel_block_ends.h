@@ -260,47 +260,6 @@ TS_INLINE void block_prefetch(const BlockArgs& p, WindowOrigin o, ts_uint warp) 
     }
 }
 
-// TS_WAVE_AHEAD (0 by default; sm_90a timing variants): the network's two ends read the token
-// buffer once each, 16 KiB a window, at their start (the embedding) or before the MLP (the
-// head), and then compute; a workgroup asks L2 for the token rows of the window TS_WAVE_AHEAD
-// workgroups an SM later in launch order (about a wave later where that is the occupancy), one
-// 128-byte line a thread, so that DRAM serves those rows while the SMs compute and the window
-// finds them in L2. TS_WAVE_LOWER: the same for the merges' gather of the level below and the
-// expansions' skip there (block_prefetch's lines of that later window). The SM count is the
-// %nsmid register (at least the number of SMs).
-#ifndef TS_WAVE_AHEAD
-#define TS_WAVE_AHEAD 0
-#endif
-#ifndef TS_WAVE_LOWER
-#define TS_WAVE_LOWER 0
-#endif
-// The origin of the window `ahead` workgroups an SM after this one; false past the last window.
-TS_INLINE bool wave_origin(const BlockArgs& p, ts_uint ahead, WindowOrigin& o) {
-#if defined(TS_HAS_WGMMA)
-    ts_uint nsm;
-    asm("mov.u32 %0, %%nsmid;" : "=r"(nsm));
-    ts_uint wins_x = p.width / TS_WINDOW, win = ts_block_x() + nsm * ahead;
-    if (win >= wins_x * (p.height / TS_WINDOW)) return false;
-    ts_uint x = (win % wins_x) * TS_WINDOW + p.width - p.shift_x, y = (win / wins_x) * TS_WINDOW + p.height - p.shift_y;
-    o = {x >= p.width ? x - p.width : x, y >= p.height ? y - p.height : y, false};
-    return true;
-#else
-    (void)p, (void)ahead, (void)o;
-    return false;
-#endif
-}
-template <int IN, int OUT>
-TS_INLINE void wave_prefetch(const BlockArgs& p) {
-    WindowOrigin o;
-    if ((IN == TS_IN_EMBED || OUT == TS_OUT_HEAD) && TS_WAVE_AHEAD != 0 && TS_TOKEN_PIXELS * p.p == 2 * TS_ROW_WORDS && wave_origin(p, TS_WAVE_AHEAD, o)) {
-        ts_uint r = ts_thread_x() / 2, half = ts_thread_x() % 2;
-        if (r < TS_WINDOW_TOKENS) ts_prefetch_l2((const ts_half*)p.tokens + window_token(p, o, r) * 2 * TS_ROW_WORDS + half * TS_ROW_WORDS);
-    }
-    if ((IN == TS_IN_MERGE || OUT == TS_OUT_EXPAND) && TS_WAVE_LOWER != 0 && wave_origin(p, TS_WAVE_LOWER, o)) {
-        block_prefetch<TS_PREFETCH_LOWER>(p, o, ts_thread_x() / 32);
-    }
-}
-
 // TS_WPREFETCH: the launch's last workgroups ask L2 for the whole weight blob, one line a thread
 // (kept ahead of unmarked lines), so that the next launch finds its block's weights there; the
 // level streams and the token and head rows of a frame pass through L2 between two launches'
