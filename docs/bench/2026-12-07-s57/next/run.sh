@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Fifty-seventh session. The landed build (the fifty-sixth session's three instruction savings;
+# Fifty-seventh session (run as call 1 with ONLY="landed wave6 both6"; BENCHMARKS.md). The switches
+# below are no longer in the tree: apply docs/bench/2026-12-07-s57/wave-ahead.patch to build them.
+# The landed build (the fifty-sixth session's three instruction savings;
 # never timed as a whole) against three variants of it, in alternated rounds:
 #   wave6, wave10: the network's two ends ask L2 for the token rows of the window 6 or 10
 #     workgroups an SM later in launch order (-DTS_WAVE_AHEAD=N, kernels/include/tessel_block_ends.h),
