@@ -218,6 +218,9 @@ const SHAPES: &[&str] = &[
     r#"{"channels": [16, 48, 96], "encoder_depths": [1, 1], "decoder_depths": [1, 1]}"#,
     r#"{"channels": [16, 48, 96], "encoder_depths": [1, 1], "bottleneck_depth": 1, "decoder_depths": [1, 1]}"#,
     r#"{"bottleneck_depth": 1}"#,
+    // The shipped shape without the per-pixel head path: the head then reads no token rows
+    // (133.7 MB at 4K; docs/NATIVE.md, "Where the ends' bytes go").
+    r#"{"pixel_head": false}"#,
 ];
 
 fn shapes() -> Vec<serde_json::Value> {

@@ -23,6 +23,9 @@
 #           mv /tmp/carry.txz .carrypack/
 #           carry [".carrypack", ".gl"]
 #   device: OUT=$OUT bash docs/bench/2026-12-07-s56/next/run.sh [var|check|both]
+# (The fifty-seventh session rebuilt .carrypack/carry.txz from the tree that gave the shapes test
+# its last shape, the shipped one without the per-pixel head path, which the check's shapes step
+# times; the kernels are unchanged. .carrypack/variants.txz is this session's build again.)
 set -uo pipefail
 what=${1:-both}
 OUT=${OUT:-out/device}
