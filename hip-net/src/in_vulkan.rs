@@ -83,6 +83,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     // buffers while they run the network.
     let stream = crate::plan::stream16_words(crate::plan::stream16_choice(&mut plan, &bufs, cfg, &engine.grid));
     let hints = crate::plan::cache_hints_words(crate::plan::cache_hints_choice(&mut plan));
+    let order = crate::plan::order_words(crate::plan::order_choice(&mut plan));
     let copies = crate::plan::copies_choice(&mut plan, Some(matrix)).map(|w| format!(", {w}")).unwrap_or_default();
     // Only the kernels the plan launches: the 48 KiB limit applies to what runs.
     let mut kernels: Vec<NativeKernel> = Vec::new();
@@ -96,7 +97,7 @@ pub fn attach(engine: &mut Engine, pkg: &ModelPackage) -> Result<String, String>
     let pulled = crate::plan::pull_words(crate::plan::pulls(&plan));
     let wgmma = wgmma.map(|w| format!(" ({w})")).unwrap_or_default();
     let vectors = tessel_kernels::wgmma_build_words(matrix).map(|w| format!(", {w}")).unwrap_or_default();
-    let describe = format!("fused {} kernels, {} PTX{wgmma}, {} launches, {stream}, {pulled}, {hints}, {prefetch}{vectors}{copies}", matrix.describe(), object.target, plan.len());
+    let describe = format!("fused {} kernels, {} PTX{wgmma}, {} launches, {stream}, {pulled}, {hints}, {order}, {prefetch}{vectors}{copies}", matrix.describe(), object.target, plan.len());
     let launches = plan
         .iter()
         .map(|l| NativeLaunch { label: l.label.clone(), kernel: l.kernel.to_string(), grid: l.grid, block: l.block, args: (0..PHASES).map(|p| l.arg_bytes(p)).collect(), cost: l.cost })

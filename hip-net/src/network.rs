@@ -65,6 +65,8 @@ pub struct Network {
     prefetch: std::result::Result<(), &'static str>,
     /// The sm_90a blocks' copies in the start-up line's words (plan::copies_choice).
     copies: Option<String>,
+    /// Whether every other fused launch takes its windows in reverse order (plan::order_choice), or why not.
+    order: std::result::Result<(), &'static str>,
 }
 
 /// How a launch fills the device: its workgroups, how many one multiprocessor holds at once, and
@@ -159,7 +161,8 @@ impl Network {
         let cache_hints = cache_hints_choice(&mut plan);
         let prefetch = crate::plan::prefetch_choice(&mut plan, weights.ptr().0, weights.len());
         let copies = crate::plan::copies_choice(&mut plan, matrix.as_ref().ok().copied());
-        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix, stream16, cache_hints, prefetch, copies })
+        let order = crate::plan::order_choice(&mut plan);
+        Ok(Network { ctx: ctx.clone(), stream, _module: module, functions, _weights: weights, tokens, head, _scratch: scratch, grid, plan, graphs: Vec::new(), matrix, stream16, cache_hints, prefetch, copies, order })
     }
 
     /// Enqueues one launch of the plan for a window phase.
@@ -295,6 +298,11 @@ impl Network {
     /// Whether the fused blocks read the token rows and store the head with cache hints, or why not.
     pub fn cache_hints(&self) -> std::result::Result<(), &'static str> {
         self.cache_hints
+    }
+
+    /// Whether every other fused launch takes its windows in reverse order, or why not.
+    pub fn order(&self) -> std::result::Result<(), &'static str> {
+        self.order
     }
 
     /// Whether the fused blocks prefetch the weights into L2 a launch ahead, or why not.

@@ -131,6 +131,9 @@ pub const WEIGHTS_PIECES: u32 = 16;
 /// BlockArgs::flags (TS_STREAM_PAIRS): the block writes its level's f16 stream as each lane's
 /// pairs instead of whole staged rows (kernels/include/tessel_block_rows.h's TS_STREAM_ROWS).
 pub const STREAM_PAIRS: u32 = 32;
+/// BlockArgs::flags (TS_WINDOWS_REVERSED): the block takes its windows in reverse order
+/// (kernels/include/tessel_block.h's TS_REVERSE).
+pub const WINDOWS_REVERSED: u32 = 64;
 
 /// Stores level `level`'s residual stream in f16 (half its bytes: the embedding's or the merge's
 /// store, the blocks' loads and stores, the next level's merge gather, the expansion's read and
@@ -209,6 +212,34 @@ pub fn stream16_choice(plan: &mut [Launch], bufs: &Buffers, cfg: &NetworkConfig,
 /// says why there are none.
 pub fn cache_hints_choice(plan: &mut [Launch]) -> std::result::Result<(), &'static str> {
     switched_choice("TESSEL_HIP_CACHE_HINTS", "off: TESSEL_HIP_CACHE_HINTS=0", |on| set_cache_hints(plan, on))
+}
+
+/// Every other fused launch, from the second, takes its windows in reverse order
+/// ([`WINDOWS_REVERSED`]), so that its first workgroups read what the launch before it wrote last,
+/// unless `TESSEL_HIP_ORDER=0` (the kill switch, which both the runtime's network and the kernels
+/// inside Vulkan read: every launch in index order). Err says why the order is not alternated.
+pub fn order_choice(plan: &mut [Launch]) -> std::result::Result<(), &'static str> {
+    switched_choice("TESSEL_HIP_ORDER", "off: TESSEL_HIP_ORDER=0", |on| set_order(plan, on))
+}
+
+/// Sets [`WINDOWS_REVERSED`] on every other fused block from the second (on) or on none;
+/// returns how many blocks the plan holds.
+fn set_order(plan: &mut [Launch], on: bool) -> usize {
+    let mut n = 0;
+    each_block(plan, |a| {
+        let reverse = on && n % 2 == 1;
+        a.flags = if reverse { a.flags | WINDOWS_REVERSED } else { a.flags & !WINDOWS_REVERSED };
+        n += 1;
+    })
+}
+
+/// A start-up line's words for an [`order_choice`].
+pub fn order_words(choice: std::result::Result<(), &str>) -> String {
+    match choice {
+        _ if tessel_kernels::built_off("TS_REVERSE") => "windows in index order (built with -DTS_REVERSE=0)".to_string(),
+        Ok(()) => "windows in alternating order".to_string(),
+        Err(why) => format!("windows in index order ({why})"),
+    }
 }
 
 /// Whether the fused blocks' last workgroups prefetch the weight blob into L2 for the launches

@@ -146,6 +146,25 @@ fn the_cache_hints_kill_switch_marks_every_fused_block_and_nothing_else() {
 }
 
 #[test]
+fn every_other_fused_block_takes_its_windows_in_reverse_and_none_when_off() {
+    let (cfg, g, bufs, tensors) = fixture();
+    let mut fused = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
+    assert!(stream_f16(&mut fused, &bufs, 0, (960 * 544 * 32) as u64));
+    let streams = block_flags(&fused);
+    assert!(fused.len() >= 4, "{} launches", fused.len());
+    assert_eq!(set_order(&mut fused, true), fused.len());
+    for (i, (now, before)) in block_flags(&fused).iter().zip(&streams).enumerate() {
+        // Launch i reads what launch i - 1 wrote: the two take their windows in opposite orders.
+        let reversed = if i % 2 == 1 { WINDOWS_REVERSED } else { 0 };
+        assert_eq!(*now, before | reversed, "launch {i} ({})", fused[i].label);
+    }
+    assert_eq!(set_order(&mut fused, false), fused.len());
+    assert_eq!(block_flags(&fused), streams, "off: no launch reversed, the other flags kept");
+    let mut portable = build(&cfg, &g, &bufs, &tensors, Kernels::Portable);
+    assert_eq!(set_order(&mut portable, true), 0);
+}
+
+#[test]
 fn every_fused_block_gets_the_weight_blob_to_prefetch_and_none_when_off() {
     let (cfg, g, bufs, tensors) = fixture();
     let mut fused = build(&cfg, &g, &bufs, &tensors, Kernels::Wgmma);
@@ -408,6 +427,7 @@ fn block_flags_match_the_kernels_header() {
         ("TS_ROWS_PLAIN", ROWS_PLAIN),
         ("TS_WEIGHTS_PIECES", WEIGHTS_PIECES),
         ("TS_STREAM_PAIRS", STREAM_PAIRS),
+        ("TS_WINDOWS_REVERSED", WINDOWS_REVERSED),
     ];
     for (name, v) in flags {
         assert_eq!(value(name), v, "{name}");

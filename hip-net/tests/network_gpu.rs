@@ -187,6 +187,7 @@ fn report_kernels(net: &Network) {
     println!("expansions: {}", if net.pulls() { "pulled by the next level's first block" } else { "pushed by the level above's last block" });
     println!("{}", hip_net::plan::stream16_words(net.stream16()));
     println!("{}", hip_net::plan::cache_hints_words(net.cache_hints()));
+    println!("{}", hip_net::plan::order_words(net.order()));
     println!("{}", hip_net::plan::prefetch_words(net.prefetch()));
     for (kernel, regs, local) in net.jit_report().unwrap() {
         println!("  {kernel}: {regs} registers, {local} local bytes per thread");

@@ -48,10 +48,11 @@ pub fn open_hip(shared: &Arc<DeviceShared>, pkg: &ModelPackage, settings: &Setti
         Err(why) => format!("native portable kernels, matrix cores {why}"),
     };
     let kernels = format!(
-        "{kernels}, {}, {}, {}, {}{}",
+        "{kernels}, {}, {}, {}, {}, {}{}",
         hip_net::plan::stream16_words(split.net.stream16()),
         hip_net::plan::pull_words(split.net.pulls()),
         hip_net::plan::cache_hints_words(split.net.cache_hints()),
+        hip_net::plan::order_words(split.net.order()),
         hip_net::plan::prefetch_words(split.net.prefetch()),
         split.net.copies().map(|w| format!(", {w}")).unwrap_or_default()
     );
