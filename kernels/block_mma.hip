@@ -57,6 +57,13 @@ TS_INLINE void block_body(const BlockArgs& args) {
     constexpr int HALVES = IN == TS_IN_EMBED ? embed_halves<C>() : OUT == TS_OUT_HEAD ? TS_HEAD_HALVES : 1;
     TS_SHARED __attribute__((aligned(16))) BlockShared<C, STAGED, HALVES> sm;
     ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0][0];
+    // TS_LOAD_FIRST (0 by default, for timing): a block reading its level's stream loads its rows
+    // before it issues the copies of its vectors and weights, whose asm statements the compiler
+    // may not move loads across, so that the rows' wait overlaps them.
+    float xr[C / 8][4];
+    constexpr bool ROWS_IN = (TS_STREAM_ROWS & 1) != 0 && IN == TS_IN_STREAM && sizeof(BlockShared<C, STAGED, HALVES>) >= stream_stage_words<C>() * 4;
+    constexpr bool LOAD_FIRST = TS_LOAD_FIRST && IN == TS_IN_STREAM && !ROWS_IN;
+    if (LOAD_FIRST) block_load<C, IN>(p, xr, o, warp, tok0, tok1, g, t, rows);
     // The embedding's token rows, both halves, before anything else (TS_STAGE_HALVES).
     constexpr bool EMBED_ROWS = IN == TS_IN_EMBED && HALVES == 2;
     if (EMBED_ROWS && TS_TOKEN_PIXELS * p.p == 2 * TS_ROW_WORDS) {
@@ -98,10 +105,8 @@ TS_INLINE void block_body(const BlockArgs& args) {
         stream_copy<C>(p, wsm, 1);
     }
 #endif
-    float xr[C / 8][4];
     if (IN == TS_IN_MERGE) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
     if (IN == TS_IN_EMBED && !EMBED_ROWS) block_prefetch<TS_PREFETCH_TOKENS>(p, o, warp);
-    constexpr bool ROWS_IN = (TS_STREAM_ROWS & 1) != 0 && IN == TS_IN_STREAM && sizeof(BlockShared<C, STAGED, HALVES>) >= stream_stage_words<C>() * 4;
     if (ROWS_IN && (p.flags & (TS_STREAM_X_F16 | TS_STREAM_PAIRS)) == TS_STREAM_X_F16) {
         // The stage shares the attention's bytes, unused until its first barrier.
         constexpr ts_uint S = stream_stage_stride<C>();
@@ -112,7 +117,7 @@ TS_INLINE void block_body(const BlockArgs& args) {
             ts_float2 a = ts_unpack(st[g * S + 4 * j + t]), b = ts_unpack(st[(g + 8) * S + 4 * j + t]);
             xr[j][0] = a.x, xr[j][1] = a.y, xr[j][2] = b.x, xr[j][3] = b.y;
         }
-    } else {
+    } else if (!LOAD_FIRST) {
         block_load<C, IN>(p, xr, o, warp, tok0, tok1, g, t, rows);
     }
     if constexpr (VEC_SHARED) {

@@ -386,6 +386,9 @@ struct WindowOrigin {
 // H100's L2 50 MB). Each window's result is the same; only the order in which workgroups take them
 // changes. The L2 prefetch of the next launch's weights (weights_prefetch) keeps the workgroup
 // index: it is about when a workgroup runs, not where. 0: the flag is ignored.
+#ifndef TS_LOAD_FIRST
+#define TS_LOAD_FIRST 0
+#endif
 #ifndef TS_REVERSE
 #define TS_REVERSE 1
 #endif
