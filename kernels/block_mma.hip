@@ -57,9 +57,9 @@ TS_INLINE void block_body(const BlockArgs& args) {
     constexpr int HALVES = IN == TS_IN_EMBED ? embed_halves<C>() : OUT == TS_OUT_HEAD ? TS_HEAD_HALVES : 1;
     TS_SHARED __attribute__((aligned(16))) BlockShared<C, STAGED, HALVES> sm;
     ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0][0];
-    // TS_LOAD_FIRST (0 by default, for timing): a block reading its level's stream loads its rows
-    // before it issues the copies of its vectors and weights, whose asm statements the compiler
-    // may not move loads across, so that the rows' wait overlaps them.
+    // A block reading its level's stream loads its rows before it issues the copies of its
+    // vectors and weights, whose asm statements the compiler may not move loads across, so that
+    // the rows' wait overlaps them (TS_LOAD_FIRST).
     float xr[C / 8][4];
     constexpr bool ROWS_IN = (TS_STREAM_ROWS & 1) != 0 && IN == TS_IN_STREAM && sizeof(BlockShared<C, STAGED, HALVES>) >= stream_stage_words<C>() * 4;
     constexpr bool LOAD_FIRST = TS_LOAD_FIRST && IN == TS_IN_STREAM && !ROWS_IN;

@@ -28,9 +28,6 @@ TS_INLINE void block_merge(const BlockArgs& p, float xr[C / 8][4], WindowOrigin 
     }
 }
 
-#ifndef TS_PULL_EARLY
-#define TS_PULL_EARLY 0
-#endif
 // The PULL variant's input (the first block of a decoder level below the top): the level's skip
 // plus the expansion of the level above (linear `expand`, depth-to-space), computed here for the
 // warp's rows instead of added into the skip by the level above's last block. The warp's 16
@@ -48,17 +45,6 @@ TS_INLINE void block_pull(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o
     ts_uint par1 = (window_y(p, o, r1) / 2) * upper_w + window_x(p, o, r1) / 2;
 #pragma unroll
     for (int j = 0; j < C / 8; j++) bias_tile(xr[j], p.pull_b, warp * C + 8 * j, t);
-    // TS_PULL_EARLY: the f16 skip's pairs are loaded before the products instead of after them,
-    // so that their wait overlaps the parents' k tiles (the same sums).
-    ts_uint sk[C / 8][2];
-    const bool early = TS_PULL_EARLY && (p.flags & TS_STREAM_X_F16);
-    if (early) {
-#pragma unroll
-        for (int j = 0; j < C / 8; j++) {
-            sk[j][0] = ts_ld2((const ts_half*)p.x + tok0 * C + 8 * j + 2 * t);
-            sk[j][1] = ts_ld2((const ts_half*)p.x + tok1 * C + 8 * j + 2 * t);
-        }
-    }
     // One k tile at a time: loading four or eight tiles ahead measured slower (twenty-eighth session).
 #pragma unroll 1
     for (ts_uint kt = 0; kt < kts; kt++) {
@@ -74,8 +60,8 @@ TS_INLINE void block_pull(const BlockArgs& p, float xr[C / 8][4], WindowOrigin o
     for (int j = 0; j < C / 8; j++) {
         ts_uint c = 8 * j + 2 * t;
         if (p.flags & TS_STREAM_X_F16) {
-            ts_float2 a = ts_unpack(early ? sk[j][0] : ts_ld2((const ts_half*)p.x + tok0 * C + c));
-            ts_float2 b = ts_unpack(early ? sk[j][1] : ts_ld2((const ts_half*)p.x + tok1 * C + c));
+            ts_float2 a = ts_unpack(ts_ld2((const ts_half*)p.x + tok0 * C + c));
+            ts_float2 b = ts_unpack(ts_ld2((const ts_half*)p.x + tok1 * C + c));
             ts_float2 u = ts_unpack(ts_pack(xr[j][0] + a.x, xr[j][1] + a.y)), v = ts_unpack(ts_pack(xr[j][2] + b.x, xr[j][3] + b.y));
             xr[j][0] = u.x, xr[j][1] = u.y, xr[j][2] = v.x, xr[j][3] = v.y;
         } else {
@@ -208,52 +194,6 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
     }
 }
 
-// TS_EXPAND_AHEAD (0 by default, for timing): the f16 expansion's loop over output tiles keeps
-// the skips of the next A tiles in flight (two words a tile), loading tile i + A's before storing
-// tile i, instead of loading each tile's skip where it adds it: the profile put a third of the
-// last level-1 expansion's stall samples on that load (docs/bench/2026-12-07-s58/call2). The
-// products, sums and roundings are the same.
-#ifndef TS_EXPAND_AHEAD
-#define TS_EXPAND_AHEAD 0
-#endif
-template <int C, int A>
-TS_INLINE void expand_ahead(const BlockArgs& p, ts_uint an[C / 16][4], ts_uint base0, ts_uint base1, ts_uint cout, ts_uint t) {
-    constexpr int KT = C / 16;
-    ts_uint* lower = (ts_uint*)p.lower;
-    // 4 cout / 8 tiles, a multiple of 8 (cout a multiple of 16): whole groups of A <= 8.
-    static_assert(A == 1 || A == 2 || A == 4 || A == 8, "TS_EXPAND_AHEAD divides every tile count");
-    // The next tile to load: child q, channel c (a tile of 8 lies within one child), counted
-    // along instead of divided out; each tile's two words (rows base0 and base1) kept from its
-    // load for its store.
-    ts_uint n = 4 * cout, q = 0, c = 0, s0[A], s1[A], w0[A], w1[A];
-    auto load = [&](int k) {
-        ts_uint step = lower_step(p, q);
-        w0[k] = ((base0 + step) * cout + c + 2 * t) / 2;
-        w1[k] = ((base1 + step) * cout + c + 2 * t) / 2;
-        s0[k] = lower[w0[k]];
-        s1[k] = lower[w1[k]];
-        c += 8;
-        if (c == cout) c = 0, q += 1;
-    };
-#pragma unroll
-    for (int k = 0; k < A; k++) load(k);
-#pragma unroll 1
-    for (ts_uint n0 = 0; n0 < n; n0 += 8 * A) {
-#pragma unroll
-        for (int k = 0; k < A; k++) {
-            ts_uint m = n0 + 8 * k;
-            float d[4];
-            bias_tile(d, p.expand_b, m, t);
-            ts_mma_frag<KT>(d, an, ts_frag(p.expand_w, m / 8, KT, 0));
-            ts_float2 a = ts_unpack(s0[k]), b = ts_unpack(s1[k]);
-            ts_uint v0 = w0[k], v1 = w1[k];
-            if (m + 8 * A < n) load(k);
-            lower[v0] = ts_pack(d[0] + a.x, d[1] + a.y);
-            lower[v1] = ts_pack(d[2] + b.x, d[3] + b.y);
-        }
-    }
-}
-
 // The expansion of the warp's rows added into the level below (EXPAND variant), as the linear
 // kernel computes it: the stream rounded to f16, bias first, output o of row (tx, ty) going to
 // channel o mod lower_c of child o / lower_c, added to the skip stored there (in f32, or in f16
@@ -265,10 +205,6 @@ TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uin
     for (int kt = 0; kt < KT; kt++) ts_c_to_a(an[kt], xr[2 * kt], xr[2 * kt + 1], 1.0f, 1.0f);
     ts_uint cout = p.lower_c;
     ts_uint base0 = lower_base(p, o, r0), base1 = lower_base(p, o, r1);
-    if constexpr (H && TS_EXPAND_AHEAD > 0) {
-        expand_ahead<C, TS_EXPAND_AHEAD>(p, an, base0, base1, cout, t);
-        return;
-    }
     // (Loading four tiles' skips before their products and stores ran 3.5x slower at C = 48 on
     // the H200: BENCHMARKS.md, tenth session.)
 #pragma unroll 2

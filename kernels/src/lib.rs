@@ -84,8 +84,8 @@ pub fn merge_words(occ: Option<&str>) -> String {
 
 /// The sm_90a fused blocks' smaller build-time paths, each on by default (docs/KERNELS.md): the
 /// token rows' copies under one L2 policy, the window origin wrapped without remainders, each
-/// vector's copy by one warp.
-pub const BUILD_SWITCHES: [&str; 3] = ["TS_ROWS_POLICY", "TS_ORIGIN_WRAP", "TS_VEC_WARPS"];
+/// vector's copy by one warp, a block's stream rows loaded before its copies.
+pub const BUILD_SWITCHES: [&str; 4] = ["TS_ROWS_POLICY", "TS_ORIGIN_WRAP", "TS_VEC_WARPS", "TS_LOAD_FIRST"];
 
 /// Whether the code objects were built with `-D<define>=0` (a build-time switch turned off).
 pub fn built_off(define: &str) -> bool {
