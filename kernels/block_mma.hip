@@ -59,10 +59,10 @@ TS_INLINE void block_body(const BlockArgs& args) {
     ts_uint (*rows)[TS_STAGE_STRIDE] = sm.stage[STAGED > 1 ? warp : 0][0];
     // A block reading its level's stream loads its rows before it issues the copies of its
     // vectors and weights, whose asm statements the compiler may not move loads across, so that
-    // the rows' wait overlaps them (TS_LOAD_FIRST).
+    // the rows' wait overlaps them (TS_LOAD_FIRST; not the head, which measured slower so).
     float xr[C / 8][4];
     constexpr bool ROWS_IN = (TS_STREAM_ROWS & 1) != 0 && IN == TS_IN_STREAM && sizeof(BlockShared<C, STAGED, HALVES>) >= stream_stage_words<C>() * 4;
-    constexpr bool LOAD_FIRST = TS_LOAD_FIRST && IN == TS_IN_STREAM && !ROWS_IN;
+    constexpr bool LOAD_FIRST = TS_LOAD_FIRST && IN == TS_IN_STREAM && OUT != TS_OUT_HEAD && !ROWS_IN;
     if (LOAD_FIRST) block_load<C, IN>(p, xr, o, warp, tok0, tok1, g, t, rows);
     // The embedding's token rows, both halves, before anything else (TS_STAGE_HALVES).
     constexpr bool EMBED_ROWS = IN == TS_IN_EMBED && HALVES == 2;

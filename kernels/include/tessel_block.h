@@ -386,10 +386,11 @@ struct WindowOrigin {
 // H100's L2 50 MB). Each window's result is the same; only the order in which workgroups take them
 // changes. The L2 prefetch of the next launch's weights (weights_prefetch) keeps the workgroup
 // index: it is about when a workgroup runs, not where. 0: the flag is ignored.
-// TS_LOAD_FIRST (1 by default): a fused block that reads its level's stream loads its rows first,
-// before the copies of its vectors and weights (block_mma.hip's block_body): the profile put
-// 11-13 % of the plain blocks' and the head's stall samples on those rows' wait (BENCHMARKS.md,
-// fifty-eighth session). 0: after the copies, as before.
+// TS_LOAD_FIRST (1 by default): a fused block that reads its level's stream (all but the head)
+// loads its rows first, before the copies of its vectors and weights (block_mma.hip's
+// block_body): the profile put 12-13 % of the plain blocks' stall samples on those rows' wait
+// (BENCHMARKS.md, fifty-eighth session; the head, 11 %, measured slower so). 0: after the copies,
+// as before.
 #ifndef TS_LOAD_FIRST
 #define TS_LOAD_FIRST 1
 #endif
