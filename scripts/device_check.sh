@@ -127,6 +127,8 @@ step "native network, expansions pushed by the level above (TESSEL_HIP_PULL=0, t
 TESSEL_HIP_PULL=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, token and head rows without cache hints (TESSEL_HIP_CACHE_HINTS=0, the kill switch)"
 TESSEL_HIP_CACHE_HINTS=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
+step "native network, every launch's windows in index order (TESSEL_HIP_ORDER=0, the kill switch)"
+TESSEL_HIP_ORDER=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, no weight prefetch a launch ahead (TESSEL_HIP_PREFETCH=0, the kill switch)"
 TESSEL_HIP_PREFETCH=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, the weights copied by every thread's cp.async pieces (TESSEL_HIP_BULK=0, the kill switch)"
