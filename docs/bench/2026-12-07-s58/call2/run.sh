@@ -24,3 +24,4 @@ $NCU -i "$OUT/rep.ncu-rep" --page source --csv --print-source sass > "$OUT/sourc
 grep -E "^  tessel_block|Duration|DRAM Throughput|Issue Slots Busy" "$OUT/details.txt" | head -40
 (cd "$OUT" && tar czf ncu.tgz details.txt profile.log source_*.csv && rm -f details.txt source_*.csv && xz -T8 rep.ncu-rep)
 ls -la "$OUT"
+# here: tar xzf ncu.tgz source_cuda_sass.csv && python3 scripts/ncu_stalls.py source_cuda_sass.csv 12 > stalls.txt

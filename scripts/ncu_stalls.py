@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Where the fused blocks' warps wait: reads Nsight Compute's source page (`ncu -i REP --page source
 --csv --print-source cuda,sass`) and prints, per kernel, the stall reasons' shares of all samples
-and the source lines holding the most samples, each with its two largest reasons."""
+and the source lines holding the most samples, each with its two largest reasons.
+
+    python3 scripts/ncu_stalls.py source_cuda_sass.csv [TOP]
+
+The report comes from a device run such as docs/bench/2026-12-07-s58/call2/run.sh (its ncu.tgz)."""
 import csv, sys
 from collections import defaultdict
 
