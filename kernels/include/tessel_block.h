@@ -378,14 +378,6 @@ struct WindowOrigin {
 #ifndef TS_ORIGIN_WRAP
 #define TS_ORIGIN_WRAP 1
 #endif
-// TS_REVERSE (1 by default): a launch with TS_WINDOWS_REVERSED in its flags takes the windows in
-// reverse order. Every fused launch reads first what the one before it wrote (the stream of its
-// level or of the level below or above), and workgroups start roughly in index order, so with
-// every other launch reversed the first workgroups of a launch read the rows that the launch before
-// wrote last, the likeliest to be still in L2 (the level-0 stream is 33.4 MB at 3840x2160, the
-// H100's L2 50 MB). Each window's result is the same; only the order in which workgroups take them
-// changes. The L2 prefetch of the next launch's weights (weights_prefetch) keeps the workgroup
-// index: it is about when a workgroup runs, not where. 0: the flag is ignored.
 // TS_LOAD_FIRST (1 by default): a fused block that reads its level's stream (all but the head)
 // loads its rows first, before the copies of its vectors and weights (block_mma.hip's
 // block_body): the profile put 12-13 % of the plain blocks' stall samples on those rows' wait
@@ -394,6 +386,14 @@ struct WindowOrigin {
 #ifndef TS_LOAD_FIRST
 #define TS_LOAD_FIRST 1
 #endif
+// TS_REVERSE (1 by default): a launch with TS_WINDOWS_REVERSED in its flags takes the windows in
+// reverse order. Every fused launch reads first what the one before it wrote (the stream of its
+// level or of the level below or above), and workgroups start roughly in index order, so with
+// every other launch reversed the first workgroups of a launch read the rows that the launch before
+// wrote last, the likeliest to be still in L2 (the level-0 stream is 33.4 MB at 3840x2160, the
+// H100's L2 50 MB). Each window's result is the same; only the order in which workgroups take them
+// changes. The L2 prefetch of the next launch's weights (weights_prefetch) keeps the workgroup
+// index: it is about when a workgroup runs, not where. 0: the flag is ignored.
 #ifndef TS_REVERSE
 #define TS_REVERSE 1
 #endif
