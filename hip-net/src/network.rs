@@ -66,7 +66,7 @@ pub struct Network {
     /// The sm_90a blocks' copies in the start-up line's words (plan::copies_choice).
     copies: Option<String>,
     /// Whether every other fused launch takes its windows in reverse order (plan::order_choice), or why not.
-    order: std::result::Result<(), &'static str>,
+    order: std::result::Result<crate::plan::Order, &'static str>,
 }
 
 /// How a launch fills the device: its workgroups, how many one multiprocessor holds at once, and
@@ -301,7 +301,7 @@ impl Network {
     }
 
     /// Whether every other fused launch takes its windows in reverse order, or why not.
-    pub fn order(&self) -> std::result::Result<(), &'static str> {
+    pub fn order(&self) -> std::result::Result<crate::plan::Order, &'static str> {
         self.order
     }
 

@@ -214,30 +214,67 @@ pub fn cache_hints_choice(plan: &mut [Launch]) -> std::result::Result<(), &'stat
     switched_choice("TESSEL_HIP_CACHE_HINTS", "off: TESSEL_HIP_CACHE_HINTS=0", |on| set_cache_hints(plan, on))
 }
 
-/// Every other fused launch, from the second, takes its windows in reverse order
-/// ([`WINDOWS_REVERSED`]), so that its first workgroups read what the launch before it wrote last,
-/// unless `TESSEL_HIP_ORDER=0` (the kill switch, which both the runtime's network and the kernels
-/// inside Vulkan read: every launch in index order). Err says why the order is not alternated.
-pub fn order_choice(plan: &mut [Launch]) -> std::result::Result<(), &'static str> {
-    switched_choice("TESSEL_HIP_ORDER", "off: TESSEL_HIP_ORDER=0", |on| set_order(plan, on))
+/// Which fused launches take their windows in reverse order ([`WINDOWS_REVERSED`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// Every other launch from the second: each launch's first workgroups read what the launch
+    /// before it wrote last (the default; measured, BENCHMARKS.md, fifty-eighth session).
+    Alternate,
+    /// The first and the last launch reversed and the others alternating inward from each end
+    /// (one pair in the middle, at the narrow levels whose streams fit L2 whole, runs the same
+    /// way): the embedding starts on the token rows the input stage wrote last and the head still
+    /// ends on the rows the reconstruction reads first. `TESSEL_HIP_ORDER=2`, for timing.
+    Ends,
 }
 
-/// Sets [`WINDOWS_REVERSED`] on every other fused block from the second (on) or on none;
-/// returns how many blocks the plan holds.
-fn set_order(plan: &mut [Launch], on: bool) -> usize {
-    let mut n = 0;
+/// The fused launches' window order: [`Order::Alternate`] unless `TESSEL_HIP_ORDER` says `0`
+/// (the kill switch, which both the runtime's network and the kernels inside Vulkan read: every
+/// launch in index order) or `2` ([`Order::Ends`]). Err says why no launch is reversed.
+pub fn order_choice(plan: &mut [Launch]) -> std::result::Result<Order, &'static str> {
+    let order = match std::env::var("TESSEL_HIP_ORDER").as_deref() {
+        Ok("0") => None,
+        Ok("2") => Some(Order::Ends),
+        Ok("1") | Err(_) => Some(Order::Alternate),
+        Ok(_) => {
+            set_order(plan, None);
+            return Err("TESSEL_HIP_ORDER is not 0, 1 or 2");
+        }
+    };
+    match (set_order(plan, order), order) {
+        (0, _) => Err("no fused blocks"),
+        (_, None) => Err("off: TESSEL_HIP_ORDER=0"),
+        (_, Some(o)) => Ok(o),
+    }
+}
+
+/// Whether fused launch `i` of `n` takes its windows in reverse order.
+pub fn reversed(order: Order, i: usize, n: usize) -> bool {
+    match order {
+        Order::Alternate => i % 2 == 1,
+        // The front half counted from the front, the rest from the back.
+        Order::Ends if i < n / 2 => i % 2 == 0,
+        Order::Ends => (n - 1 - i) % 2 == 0,
+    }
+}
+
+/// Sets [`WINDOWS_REVERSED`] on the fused blocks that `order` reverses (None: on none); returns
+/// how many blocks the plan holds.
+fn set_order(plan: &mut [Launch], order: Option<Order>) -> usize {
+    let n = plan.iter().filter(|l| matches!(l.args, Args::Block(..))).count();
+    let mut i = 0;
     each_block(plan, |a| {
-        let reverse = on && n % 2 == 1;
+        let reverse = order.is_some_and(|o| reversed(o, i, n));
         a.flags = if reverse { a.flags | WINDOWS_REVERSED } else { a.flags & !WINDOWS_REVERSED };
-        n += 1;
+        i += 1;
     })
 }
 
 /// A start-up line's words for an [`order_choice`].
-pub fn order_words(choice: std::result::Result<(), &str>) -> String {
+pub fn order_words(choice: std::result::Result<Order, &str>) -> String {
     match choice {
         _ if tessel_kernels::built_off("TS_REVERSE") => "windows in index order (built with -DTS_REVERSE=0)".to_string(),
-        Ok(()) => "windows in alternating order".to_string(),
+        Ok(Order::Alternate) => "windows in alternating order".to_string(),
+        Ok(Order::Ends) => "windows reversed at both ends (TESSEL_HIP_ORDER=2)".to_string(),
         Err(why) => format!("windows in index order ({why})"),
     }
 }

@@ -152,16 +152,35 @@ fn every_other_fused_block_takes_its_windows_in_reverse_and_none_when_off() {
     assert!(stream_f16(&mut fused, &bufs, 0, (960 * 544 * 32) as u64));
     let streams = block_flags(&fused);
     assert!(fused.len() >= 4, "{} launches", fused.len());
-    assert_eq!(set_order(&mut fused, true), fused.len());
+    assert_eq!(set_order(&mut fused, Some(Order::Alternate)), fused.len());
     for (i, (now, before)) in block_flags(&fused).iter().zip(&streams).enumerate() {
         // Launch i reads what launch i - 1 wrote: the two take their windows in opposite orders.
         let reversed = if i % 2 == 1 { WINDOWS_REVERSED } else { 0 };
         assert_eq!(*now, before | reversed, "launch {i} ({})", fused[i].label);
     }
-    assert_eq!(set_order(&mut fused, false), fused.len());
+    assert_eq!(set_order(&mut fused, None), fused.len());
     assert_eq!(block_flags(&fused), streams, "off: no launch reversed, the other flags kept");
     let mut portable = build(&cfg, &g, &bufs, &tensors, Kernels::Portable);
-    assert_eq!(set_order(&mut portable, true), 0);
+    assert_eq!(set_order(&mut portable, Some(Order::Alternate)), 0);
+}
+
+#[test]
+fn reversed_at_both_ends_keeps_the_first_and_last_launch_reversed() {
+    let pattern = |n: usize| -> String { (0..n).map(|i| if reversed(Order::Ends, i, n) { 'R' } else { 'F' }).collect() };
+    // tessel-v12's eight launches: the one pair running the same way is merge2+mid.0 and mid.1,
+    // at level 2, whose stream fits L2 whole.
+    assert_eq!(pattern(8), "RFRFFRFR");
+    // The fast preset's six: merge2+mid.0 and mid.1 again.
+    assert_eq!(pattern(6), "RFRRFR");
+    assert_eq!(pattern(2), "RR");
+    assert_eq!(pattern(1), "R");
+    // Every launch but the middle pair runs against the one before it.
+    for n in 3..12 {
+        let p: Vec<char> = pattern(n).chars().collect();
+        assert_eq!(p.windows(2).filter(|w| w[0] == w[1]).count(), usize::from(n % 2 == 0), "{n}: {p:?}");
+    }
+    let alternate: String = (0..8).map(|i| if reversed(Order::Alternate, i, 8) { 'R' } else { 'F' }).collect();
+    assert_eq!(alternate, "FRFRFRFR");
 }
 
 #[test]
