@@ -27,7 +27,7 @@ source scripts/device_env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 VARIANT_TIMEOUT=100 OUT=$OUT/var timeout ${VAR_TIMEOUT:-180} bash scripts/device_variants.sh run ${ROUNDS:-3} > "$OUT/var.log" 2>&1
 echo "variants rc $?"; tail -4 "$OUT/var.log"
-for r in 1 2 3; do
+for r in $(seq 1 ${SPLIT_ROUNDS:-3}); do
   for o in 1 2 0; do
     TESSEL_HIP_ORDER=$o timeout 60 .carry/bin/tessel bench --network hip --size 3840x2160 --ratio 2 --frames 200 > "$OUT/split_order${o}_$r.log" 2>&1
     echo "order $o round $r: $(grep -oE 'frame [0-9.]+/[0-9.]+|the network alone [0-9.]+/[0-9.]+|input [0-9.]+/[0-9.]+|reconstruct [0-9.]+/[0-9.]+' "$OUT/split_order${o}_$r.log" | paste -sd' ')"
