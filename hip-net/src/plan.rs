@@ -214,27 +214,30 @@ pub fn cache_hints_choice(plan: &mut [Launch]) -> std::result::Result<(), &'stat
     switched_choice("TESSEL_HIP_CACHE_HINTS", "off: TESSEL_HIP_CACHE_HINTS=0", |on| set_cache_hints(plan, on))
 }
 
-/// Which fused launches take their windows in reverse order ([`WINDOWS_REVERSED`]).
+/// Which fused launches take their windows in reverse order ([`WINDOWS_REVERSED`]). Each launch
+/// reads first what the launch before it wrote, and workgroups start roughly in index order, so a
+/// launch running against the one before it starts on the rows that one wrote last, the likeliest
+/// still in L2 (BENCHMARKS.md, fifty-eighth session).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Order {
-    /// Every other launch from the second: each launch's first workgroups read what the launch
-    /// before it wrote last (the default; measured, BENCHMARKS.md, fifty-eighth session).
+    /// Every other launch from the second (`TESSEL_HIP_ORDER=1`).
     Alternate,
     /// The first and the last launch reversed and the others alternating inward from each end
-    /// (one pair in the middle, at the narrow levels whose streams fit L2 whole, runs the same
-    /// way): the embedding starts on the token rows the input stage wrote last and the head still
-    /// ends on the rows the reconstruction reads first. `TESSEL_HIP_ORDER=2`, for timing.
+    /// (one pair in the middle, at level 2, whose stream fits L2 whole, runs the same way): the
+    /// embedding also starts on the token rows the input stage wrote last, and the head ends on
+    /// the rows the reconstruction reads first. The default: the split frame's network 0.505 →
+    /// 0.503 ms at 4K against [`Order::Alternate`] (0.507 in index order).
     Ends,
 }
 
-/// The fused launches' window order: [`Order::Alternate`] unless `TESSEL_HIP_ORDER` says `0`
-/// (the kill switch, which both the runtime's network and the kernels inside Vulkan read: every
-/// launch in index order) or `2` ([`Order::Ends`]). Err says why no launch is reversed.
+/// The fused launches' window order: [`Order::Ends`] unless `TESSEL_HIP_ORDER` says `1`
+/// ([`Order::Alternate`]) or `0` (the kill switch, which both the runtime's network and the
+/// kernels inside Vulkan read: every launch in index order). Err says why no launch is reversed.
 pub fn order_choice(plan: &mut [Launch]) -> std::result::Result<Order, &'static str> {
     let order = match std::env::var("TESSEL_HIP_ORDER").as_deref() {
         Ok("0") => None,
-        Ok("2") => Some(Order::Ends),
-        Ok("1") | Err(_) => Some(Order::Alternate),
+        Ok("1") => Some(Order::Alternate),
+        Ok("2") | Err(_) => Some(Order::Ends),
         Ok(_) => {
             set_order(plan, None);
             return Err("TESSEL_HIP_ORDER is not 0, 1 or 2");
@@ -273,8 +276,8 @@ fn set_order(plan: &mut [Launch], order: Option<Order>) -> usize {
 pub fn order_words(choice: std::result::Result<Order, &str>) -> String {
     match choice {
         _ if tessel_kernels::built_off("TS_REVERSE") => "windows in index order (built with -DTS_REVERSE=0)".to_string(),
-        Ok(Order::Alternate) => "windows in alternating order".to_string(),
-        Ok(Order::Ends) => "windows reversed at both ends (TESSEL_HIP_ORDER=2)".to_string(),
+        Ok(Order::Alternate) => "windows in alternating order (TESSEL_HIP_ORDER=1)".to_string(),
+        Ok(Order::Ends) => "windows alternating, reversed at both ends".to_string(),
         Err(why) => format!("windows in index order ({why})"),
     }
 }

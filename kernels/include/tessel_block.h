@@ -80,8 +80,8 @@ struct BlockArgs {
 // hip-net's kill switches, TESSEL_HIP_BULK=0 and TESSEL_HIP_STREAM_ROWS=0.
 #define TS_WEIGHTS_PIECES 16u
 #define TS_STREAM_PAIRS 32u
-// The launch takes its windows in reverse order (TS_REVERSE): hip-net sets it on every other fused
-// launch unless TESSEL_HIP_ORDER=0.
+// The launch takes its windows in reverse order (TS_REVERSE): hip-net sets it on the fused launches
+// its plan::Order picks (the first, the last, and every other one inward), unless TESSEL_HIP_ORDER=0.
 #define TS_WINDOWS_REVERSED 64u
 
 // What a block reads first and writes last (template arguments of block_body).
@@ -391,7 +391,8 @@ struct WindowOrigin {
 // level or of the level below or above), and workgroups start roughly in index order, so with
 // every other launch reversed the first workgroups of a launch read the rows that the launch before
 // wrote last, the likeliest to be still in L2 (the level-0 stream is 33.4 MB at 3840x2160, the
-// H100's L2 50 MB). Each window's result is the same; only the order in which workgroups take them
+// H100's L2 50 MB); the first and the last launch reversed meet the input stage's last token rows
+// and the reconstruction's first head rows the same way. Each window's result is the same; only the order in which workgroups take them
 // changes. The L2 prefetch of the next launch's weights (weights_prefetch) keeps the workgroup
 // index: it is about when a workgroup runs, not where. 0: the flag is ignored.
 #ifndef TS_REVERSE

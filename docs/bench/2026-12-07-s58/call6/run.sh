@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Prepared in the fifty-eighth session, not run (its device time ended). The fused launches'
-# window order inside a frame, where the stages around the network touch its buffers:
+# Fifty-eighth session, call 6 (run as `ROUNDS=2 SPLIT_ROUNDS=2 VAR_TIMEOUT=120` on the build
+# of 1209a15, where `landed` was the alternating order and `ends` TESSEL_HIP_ORDER=2; `ends` is the
+# default since). The fused launches' window order inside a
+# frame, where the stages around the network touch its buffers:
 # - landed (TESSEL_HIP_ORDER unset: every other launch from the second reversed). Call 1 found half
 #   of its frame gain in the reconstruction (0.230 -> 0.228 ms): the head, reversed, ends on the
 #   rows the reconstruction reads first.
@@ -12,7 +14,7 @@
 # then the split frame (`tessel bench --network hip`: its "network alone" is the issue's figure).
 #   here:   bash scripts/device_build.sh        # .carry/bin, .carrypack/carry.txz
 #           carry [".carrypack", ".gl"]
-#   device: OUT=$OUT bash docs/bench/2026-12-07-s58/next/run.sh   (about 250 s)
+#   device: OUT=$OUT bash docs/bench/2026-12-07-s58/call6/run.sh   (about 250 s; 124 s as run)
 set -uo pipefail
 OUT=${OUT:-out/device}
 mkdir -p "$OUT"
