@@ -17,6 +17,10 @@
 #             the way to compare shader changes (rev:COMMIT variants).
 #   device: tar xJf .carrypack/variants.txz && bash scripts/device_variants.sh run [ROUNDS]
 #             (carry .carrypack and .gl as for device_check.sh); a table of the medians at the end.
+#   device, run-time switches alone: tar xJf .carrypack/carry.txz (scripts/device_build.sh) &&
+#             bash scripts/device_variants.sh link NAME= NAME=env:VAR=VALUE ... && ... run [ROUNDS]
+#             (every variant the carried build in .carry/bin, in its own environment: nothing to
+#             build per variant, and no variants.txz to carry).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:?build or run}
@@ -66,7 +70,21 @@ if [ "$mode" = build ]; then
   exit 0
 fi
 
-[ "$mode" = run ] || { echo "usage: $0 build NAME=CFLAGS ... | run [ROUNDS]"; exit 2; }
+if [ "$mode" = link ]; then
+  rm -rf .carry/variants
+  mkdir -p .carry/variants
+  for v in "$@"; do
+    n=${v%%=*} spec=${v#*=}
+    [ -z "$spec" ] || [[ $spec == env:* ]] || { echo "link takes NAME= or NAME=env:VAR=VALUE, not '$v'"; exit 2; }
+    ln -s ../bin/network_gpu .carry/variants/$n
+    ln -s ../bin/tessel .carry/variants/$n.tessel
+    echo "$n: ${spec:-(default flags)}" >> .carry/variants/VARIANTS
+  done
+  cat .carry/variants/VARIANTS
+  exit 0
+fi
+
+[ "$mode" = run ] || { echo "usage: $0 build NAME=CFLAGS ... | link NAME=[env:VAR=VALUE] ... | run [ROUNDS]"; exit 2; }
 set +e  # a variant that fails is reported, and the others still run
 rounds=${1:-2}
 OUT=${OUT:-out/variants}
