@@ -65,7 +65,7 @@ pub struct Network {
     prefetch: std::result::Result<(), &'static str>,
     /// The sm_90a blocks' copies in the start-up line's words (plan::copies_choice).
     copies: Option<String>,
-    /// Whether every other fused launch takes its windows in reverse order (plan::order_choice), or why not.
+    /// Which fused launches take their windows in reverse order (plan::order_choice), or why none does.
     order: std::result::Result<crate::plan::Order, &'static str>,
 }
 
@@ -300,7 +300,7 @@ impl Network {
         self.cache_hints
     }
 
-    /// Whether every other fused launch takes its windows in reverse order, or why not.
+    /// Which fused launches take their windows in reverse order, or why none does.
     pub fn order(&self) -> std::result::Result<crate::plan::Order, &'static str> {
         self.order
     }
