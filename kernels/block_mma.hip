@@ -197,6 +197,12 @@ TS_INLINE void block_body(const BlockArgs& args) {
             }
         }
     }
+#if defined(TS_HAS_WGMMA)
+    // The plain block above 64 channels (sm_90a): the rows' addresses made again from the token
+    // indices, not kept from the load's (four 64-bit pointers live through the whole block, which
+    // spilled at four workgroups an SM: TS_PLAIN_OCC).
+    if constexpr (C > 64 && IN == TS_IN_STREAM) asm volatile("" : "+r"(tok0), "+r"(tok1));
+#endif
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
         if (p.flags & TS_STREAM_X_F16) {
@@ -216,9 +222,9 @@ TS_INLINE void block_body(const BlockArgs& args) {
 #include "tessel_block_bounds.h"
 #define TS_BLOCK_VARIANT(NAME, C, IN, OUT, BOUNDS) \
     TS_KERNEL BOUNDS void tessel_block_##NAME##mma_c##C(BlockArgs p) { block_body<C, IN, OUT>(p); }
-#define TS_BLOCK_MMA(C, BOUNDS) TS_BLOCK_MMA_M(C, BOUNDS, BOUNDS)
-#define TS_BLOCK_MMA_M(C, BOUNDS, MERGE_BOUNDS) \
-    TS_BLOCK_VARIANT(, C, TS_IN_STREAM, TS_OUT_STREAM, BOUNDS) \
+#define TS_BLOCK_MMA(C, BOUNDS) TS_BLOCK_MMA_M(C, BOUNDS, BOUNDS, BOUNDS)
+#define TS_BLOCK_MMA_M(C, BOUNDS, MERGE_BOUNDS, PLAIN_BOUNDS) \
+    TS_BLOCK_VARIANT(, C, TS_IN_STREAM, TS_OUT_STREAM, PLAIN_BOUNDS) \
     TS_BLOCK_VARIANT(pull_, C, TS_IN_PULL, TS_OUT_STREAM, BOUNDS) \
     TS_BLOCK_VARIANT(merge_, C, TS_IN_MERGE, TS_OUT_STREAM, MERGE_BOUNDS) \
     TS_BLOCK_VARIANT(expand_, C, TS_IN_STREAM, TS_OUT_EXPAND, BOUNDS) \
@@ -237,8 +243,8 @@ TS_BLOCK_MMA(16, TS_BLOCK_BOUNDS_NARROW)
 TS_BLOCK_MMA(32, TS_BLOCK_BOUNDS_NARROW)
 TS_BLOCK_MMA(48, TS_BLOCK_BOUNDS_NARROW)
 TS_BLOCK_MMA(64, TS_BLOCK_BOUNDS_NARROW)
-TS_BLOCK_MMA_M(80, TS_BLOCK_BOUNDS_WIDER, TS_BLOCK_BOUNDS_MERGE)
-TS_BLOCK_MMA_M(96, TS_BLOCK_BOUNDS_WIDER, TS_BLOCK_BOUNDS_MERGE)
+TS_BLOCK_MMA_M(80, TS_BLOCK_BOUNDS_WIDER, TS_BLOCK_BOUNDS_MERGE, TS_BLOCK_BOUNDS_PLAIN)
+TS_BLOCK_MMA_M(96, TS_BLOCK_BOUNDS_WIDER, TS_BLOCK_BOUNDS_MERGE, TS_BLOCK_BOUNDS_PLAIN)
 TS_BLOCK_MMA(112, TS_BLOCK_BOUNDS_WIDE)
 TS_BLOCK_MMA(128, TS_BLOCK_BOUNDS_WIDE)
 #endif

@@ -52,8 +52,9 @@ pub const BUILT_CFLAGS: &str = env!("TESSEL_KERNEL_CFLAGS_BUILT");
 /// What the sm_90a fused blocks were built to do beyond the portable ones, in the start-up line's
 /// words: whether they stage their f32 vectors in shared memory (kernels/block_mma.hip's
 /// TS_VEC_SHARED, on unless built with -DTS_VEC_SHARED=0), how many workgroups an SM the merge into
-/// a level above 64 channels asks (TS_MERGE_OCC, four unless built otherwise: merge_words), and
-/// which of [`BUILD_SWITCHES`] were built off.
+/// a level above 64 channels asks (TS_MERGE_OCC, four unless built otherwise: merge_words) and the
+/// plain block at 80 and 96 channels (TS_PLAIN_OCC: plain_words), and which of [`BUILD_SWITCHES`]
+/// were built off.
 pub fn wgmma_build_words(matrix: Matrix) -> Option<String> {
     if matrix != Matrix::Wgmma {
         return None;
@@ -62,14 +63,23 @@ pub fn wgmma_build_words(matrix: Matrix) -> Option<String> {
     // The smaller build-time paths are named only when one is off.
     let off: Vec<String> = BUILD_SWITCHES.iter().filter(|d| built_off(d)).map(|d| format!("-D{d}=0")).collect();
     let off = if off.is_empty() { String::new() } else { format!(", built with {}", off.join(" ")) };
-    Some(format!("{vectors}, {}{off}", merge_words(built_value("TS_MERGE_OCC"))))
+    Some(format!("{vectors}, {}, {}{off}", merge_words(built_value("TS_MERGE_OCC")), plain_words(built_value("TS_PLAIN_OCC"))))
 }
 
 /// The wide merges' occupancy in the start-up line's words, from the TS_MERGE_OCC the code
 /// objects were built with (None: the default, four).
 pub fn merge_words(occ: Option<&str>) -> String {
+    occupancy_words("wide merges", "TS_MERGE_OCC", occ)
+}
+
+/// The same for the plain blocks at 80 and 96 channels (TS_PLAIN_OCC, four unless built otherwise).
+pub fn plain_words(occ: Option<&str>) -> String {
+    occupancy_words("wide plain blocks", "TS_PLAIN_OCC", occ)
+}
+
+fn occupancy_words(what: &str, define: &str, occ: Option<&str>) -> String {
     match occ {
-        None | Some("4") => "wide merges four workgroups an SM".to_string(),
+        None | Some("4") => format!("{what} four workgroups an SM"),
         Some(n) => {
             let many = match n {
                 "1" => "one workgroup".to_string(),
@@ -77,8 +87,23 @@ pub fn merge_words(occ: Option<&str>) -> String {
                 "3" => "three workgroups".to_string(),
                 _ => format!("{n} workgroups"),
             };
-            format!("wide merges {many} an SM (built with -DTS_MERGE_OCC={n})")
+            format!("{what} {many} an SM (built with -D{define}={n})")
         }
+    }
+}
+
+/// Bytes of stack and of spill stores a thread of an NVIDIA matrix kernel may have: what the
+/// static checks allow `ptxas -v` and the network's test allows the driver's JIT (local bytes).
+/// 16, but for the plain 96-channel block on sm_90a, which asks for four workgroups an SM
+/// (TS_PLAIN_OCC) at 128 registers and keeps the values its end needs in local memory past its
+/// attention's peak, each stored once and loaded once a thread (32 bytes offline, 56 from the
+/// driver's JIT without the end's token indices remade): 64. In one wave at 3840x2160 it took
+/// 0.033 -> 0.027-0.028 ms on the H100 (BENCHMARKS.md, fifty-ninth session).
+pub fn nvidia_spill_allowance(target: &str, kernel: &str) -> u32 {
+    if target == "sm_90a" && kernel == "tessel_block_mma_c96" && built_value("TS_PLAIN_OCC").is_none_or(|v| v != "1") {
+        64
+    } else {
+        16
     }
 }
 
