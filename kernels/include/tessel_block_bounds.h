@@ -13,9 +13,9 @@
 // registers, 8 bytes on the stack) take them in one wave: merge2+mid.0 0.042 -> 0.032 ms
 // (BENCHMARKS.md, fifty-third session). -DTS_MERGE_OCC=1 restores the merge's former bound.
 // TS_PLAIN_OCC (4 by default on sm_90a): the same for the plain block at 80 and 96 channels (a
-// bottleneck's second block, mid.1): one wave instead of two, 0.033 -> 0.027-0.028 ms on the
-// H100, the network as graphs 4-5 us less (BENCHMARKS.md, fifty-ninth session). At 96 channels it
-// spills the values its end needs past the peak of its attention (offline 32 bytes, stored once
+// bottleneck's second block, mid.1): one wave instead of two, 0.033 -> 0.026-0.027 ms on the
+// H100, the split frame's network 0.502 -> 0.496 ms (BENCHMARKS.md, fifty-ninth session). At 96
+// channels it spills values its end needs past the peak of its attention (32 bytes, stored once
 // and loaded once a thread; tessel_kernels::nvidia_spill_allowance), at 80 nothing.
 // -DTS_PLAIN_OCC=1 restores "one at least". TS_WIDE_OCC: the bound of the other variants above
 // 64 channels (-DTS_WIDE_OCC=4 builds them so too, for timing; most spill).

@@ -96,9 +96,9 @@ fn occupancy_words(what: &str, define: &str, occ: Option<&str>) -> String {
 /// static checks allow `ptxas -v` and the network's test allows the driver's JIT (local bytes).
 /// 16, but for the plain 96-channel block on sm_90a, which asks for four workgroups an SM
 /// (TS_PLAIN_OCC) at 128 registers and keeps the values its end needs in local memory past its
-/// attention's peak, each stored once and loaded once a thread (32 bytes offline, 56 from the
-/// driver's JIT without the end's token indices remade): 64. In one wave at 3840x2160 it took
-/// 0.033 -> 0.027-0.028 ms on the H100 (BENCHMARKS.md, fifty-ninth session).
+/// attention's peak, each stored once and loaded once a thread (32 bytes offline and from the
+/// driver's JIT; 56 without the end's token indices remade): 64. In one wave at 3840x2160 it took
+/// 0.033 -> 0.026-0.027 ms on the H100 (BENCHMARKS.md, fifty-ninth session).
 pub fn nvidia_spill_allowance(target: &str, kernel: &str) -> u32 {
     if target == "sm_90a" && kernel == "tessel_block_mma_c96" && built_value("TS_PLAIN_OCC").is_none_or(|v| v != "1") {
         64
