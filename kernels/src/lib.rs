@@ -100,7 +100,7 @@ fn occupancy_words(what: &str, define: &str, occ: Option<&str>) -> String {
 /// driver's JIT; 56 without the end's token indices remade): 64. In one wave at 3840x2160 it took
 /// 0.033 -> 0.026-0.027 ms on the H100 (BENCHMARKS.md, fifty-ninth session).
 pub fn nvidia_spill_allowance(target: &str, kernel: &str) -> u32 {
-    if target == "sm_90a" && kernel == "tessel_block_mma_c96" && built_value("TS_PLAIN_OCC").is_none_or(|v| v != "1") {
+    if target == "sm_90a" && kernel == "tessel_block_mma_c96" && built_value("TS_PLAIN_OCC").map_or(true, |v| v != "1") {
         64
     } else {
         16

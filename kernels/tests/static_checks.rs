@@ -250,6 +250,13 @@ fn staged_vectors_are_named_for_the_wgmma_object_only() {
     assert_eq!(tessel_kernels::merge_words(Some("6")), "wide merges 6 workgroups an SM (built with -DTS_MERGE_OCC=6)");
     assert_eq!(tessel_kernels::plain_words(None), "wide plain blocks four workgroups an SM");
     assert_eq!(tessel_kernels::plain_words(Some("1")), "wide plain blocks one workgroup an SM (built with -DTS_PLAIN_OCC=1)");
+    // One kernel may keep more than 16 bytes in local memory: the plain 96-channel block on
+    // sm_90a at four workgroups an SM, and only while it is built so.
+    let four = !BUILT_CFLAGS.split_whitespace().any(|f| f == "-DTS_PLAIN_OCC=1");
+    assert_eq!(tessel_kernels::nvidia_spill_allowance("sm_90a", "tessel_block_mma_c96"), if four { 64 } else { 16 });
+    for (target, kernel) in [("sm_90", "tessel_block_mma_c96"), ("sm_90a", "tessel_block_merge_mma_c96"), ("sm_90a", "tessel_block_mma_c80")] {
+        assert_eq!(tessel_kernels::nvidia_spill_allowance(target, kernel), 16, "{target} {kernel}");
+    }
     // A define's name is matched whole: -DTS_VEC_SHARED=0 turns off neither TS_VEC nor TS_VEC_SHARED2.
     assert_eq!(tessel_kernels::built_off("TS_VEC_SHARED"), off);
     assert!(!tessel_kernels::built_off("TS_VEC") && !tessel_kernels::built_off("TS_VEC_SHARED2"));
