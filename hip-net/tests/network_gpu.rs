@@ -190,7 +190,8 @@ fn report_kernels(net: &Network) {
     println!("{}", hip_net::plan::cache_hints_words(net.cache_hints()));
     println!("{}", hip_net::plan::order_words(net.order()));
     println!("{}", hip_net::plan::prefetch_words(net.prefetch()));
-    // The object's target as the static checks name it (tessel_kernels::nvidia_spill_allowance).
+    // tessel_kernels::nvidia_spill_allowance's target: "sm_90a" where the network runs the
+    // warpgroup object; any other object has the default allowance.
     let target = if net.matrix().is_ok_and(|m| m == tessel_kernels::Matrix::Wgmma) { "sm_90a" } else { "sm_90" };
     for (kernel, regs, local) in net.jit_report().unwrap() {
         println!("  {kernel}: {regs} registers, {local} local bytes per thread");

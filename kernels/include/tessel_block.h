@@ -392,9 +392,10 @@ struct WindowOrigin {
 // every other launch reversed the first workgroups of a launch read the rows that the launch before
 // wrote last, the likeliest to be still in L2 (the level-0 stream is 33.4 MB at 3840x2160, the
 // H100's L2 50 MB); the first and the last launch reversed meet the input stage's last token rows
-// and the reconstruction's first head rows the same way. Each window's result is the same; only the order in which workgroups take them
-// changes. The L2 prefetch of the next launch's weights (weights_prefetch) keeps the workgroup
-// index: it is about when a workgroup runs, not where. 0: the flag is ignored.
+// and the reconstruction's first head rows the same way. Each window's result is the same; only
+// the order in which workgroups take them changes. The L2 prefetch of the next launch's weights
+// (weights_prefetch) keeps the workgroup index: it is about when a workgroup runs, not where.
+// 0: the flag is ignored.
 #ifndef TS_REVERSE
 #define TS_REVERSE 1
 #endif

@@ -185,9 +185,8 @@ fn ptxas_report(text: &str) -> Vec<(String, u32, u32, u32)> {
 /// The PTX assembled offline for its own target, as the CUDA driver's JIT does at load: every
 /// matrix kernel with at most 16 bytes of stack and of spill stores, or its
 /// `nvidia_spill_allowance` (hip-net/tests/network_gpu.rs asserts the same of the driver's JIT on
-/// the device). The registers go to the log. The JIT of
-/// a given driver may choose a little differently; this catches a kernel that does not fit
-/// before a device run does.
+/// the device). The registers go to the log. The JIT of a given driver may choose a little
+/// differently; this catches a kernel that does not fit before a device run does.
 #[test]
 fn nvidia_matrix_kernels_assemble_without_spills() {
     let Some(ptxas) = ptxas() else {
@@ -224,8 +223,8 @@ fn ptxas_reports_are_read() {
     assert_eq!(ptxas_report(log), vec![("tessel_block_mma_c48".to_string(), 104, 8, 4)]);
 }
 
-/// The start-up line's words for the staged vectors and the wide merges' and plain blocks' occupancy follow the
-/// build's flags, and only the sm_90a object (warpgroup products) has them.
+/// The start-up line's words for the staged vectors and the wide merges' and plain blocks'
+/// occupancy follow the build's flags, and only the sm_90a object (warpgroup products) has them.
 #[test]
 fn staged_vectors_are_named_for_the_wgmma_object_only() {
     use tessel_kernels::{wgmma_build_words, Matrix, BUILT_CFLAGS};
