@@ -139,6 +139,18 @@ TS_INLINE void block_body(const BlockArgs& args) {
         for (int e = 0; e < 4; e++) xr[j][e] += b[e];
     }
     block_attention<C>(bulk, p, xr, an, o, warp, g, t, sm.attn, wsm);
+    // The expansion's skip into the attention's weight bytes, once every warp is done with them
+    // (TS_EXPAND_STAGE), or asked of L2 (TS_PREFETCH_LOWER).
+    const ts_uint* skip = nullptr;
+    if constexpr (OUT == TS_OUT_EXPAND) {
+        if (expand_staged<C>(p)) {
+            ts_sync();
+            skip_copy(p, o, wsm);
+            skip = wsm;
+        } else {
+            block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
+        }
+    }
     block_norm<C>(xr, p.norm2_w, p.norm2_b, t, an);
 #pragma unroll
     for (int j = 0; j < C / 8; j++) {
@@ -159,7 +171,6 @@ TS_INLINE void block_body(const BlockArgs& args) {
             }
         }
     }
-    if (OUT == TS_OUT_EXPAND) block_prefetch<TS_PREFETCH_LOWER>(p, o, warp);
     block_mlp<C>(p, xr, an, g, t, wsm);
     if (OUT == TS_OUT_HEAD) {
         if (head_staged(p)) {
@@ -170,10 +181,15 @@ TS_INLINE void block_body(const BlockArgs& args) {
         return;
     }
     if (OUT == TS_OUT_EXPAND) {
+        if (skip) {
+            // Every thread's pieces have arrived, and every warp sees all of them.
+            ts_cp_async_wait_all();
+            ts_sync();
+        }
         if (p.flags & TS_STREAM_LOWER_F16) {
-            block_expand<C, true>(p, xr, an, o, row_pos(o, warp, g), row_pos(o, warp, g + 8), t);
+            block_expand<C, true>(p, xr, an, o, row_pos(o, warp, g), row_pos(o, warp, g + 8), t, skip);
         } else {
-            block_expand<C, false>(p, xr, an, o, row_pos(o, warp, g), row_pos(o, warp, g + 8), t);
+            block_expand<C, false>(p, xr, an, o, row_pos(o, warp, g), row_pos(o, warp, g + 8), t, nullptr);
         }
         return;
     }

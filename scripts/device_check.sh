@@ -135,6 +135,8 @@ step "native network, the weights copied by every thread's cp.async pieces (TESS
 TESSEL_HIP_BULK=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 step "native network, the stream written as each lane's pairs (TESSEL_HIP_STREAM_ROWS=0, the kill switch)"
 TESSEL_HIP_STREAM_ROWS=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
+step "native network, the expansions' skips added where they lie (TESSEL_HIP_EXPAND_STAGE=0, the kill switch; the fast preset's golden cases stage theirs otherwise)"
+TESSEL_HIP_EXPAND_STAGE=0 run $B/network_gpu --test-threads=1 --nocapture --skip native_network_shapes
 if [ "$mode" = hip ]; then
   run $B/split_gpu --test-threads=1 --nocapture
   run $B/tessel bench --network vulkan,hip --size 3840x2160 --ratio 2 --frames 200 --json "$OUT/bench_3840x2160.json"

@@ -134,6 +134,14 @@ pub const STREAM_PAIRS: u32 = 32;
 /// BlockArgs::flags (TS_WINDOWS_REVERSED): the block takes its windows in reverse order
 /// (kernels/include/tessel_block.h's TS_REVERSE).
 pub const WINDOWS_REVERSED: u32 = 64;
+/// BlockArgs::flags (TS_EXPAND_STAGED): the expansion copies its skip into shared memory while its
+/// MLP runs and adds it from there (kernels/include/tessel_block_ends.h's TS_EXPAND_STAGE).
+pub const EXPAND_STAGED: u32 = 128;
+/// The widest level below whose skip an expansion stages ([`EXPAND_STAGED`]). On the H100
+/// (BENCHMARKS.md, sixtieth session) staging took the fast preset's pull-and-expand launch, whose
+/// level below is 16 channels wide, from 74 to 69-70 µs at 3840x2160, and tessel-v12's last level-1
+/// expansion, into 32 channels, from 72 to 73.
+pub const EXPAND_STAGE_MAX_C: u32 = 16;
 
 /// Stores level `level`'s residual stream in f16 (half its bytes: the embedding's or the merge's
 /// store, the blocks' loads and stores, the next level's merge gather, the expansion's read and
@@ -338,15 +346,20 @@ fn set_flag(plan: &mut [Launch], flag: u32, set: bool) -> usize {
     each_block(plan, |a| a.flags = if set { a.flags | flag } else { a.flags & !flag })
 }
 
-/// The sm_90a fused blocks' copies: the weights by bulk copies (TS_BULK) and the level's stream
+/// The sm_90a fused blocks' copies: the weights by bulk copies (TS_BULK), the level's stream
 /// written as whole staged rows (TS_STREAM_ROWS), unless `TESSEL_HIP_BULK=0` or
 /// `TESSEL_HIP_STREAM_ROWS=0` (the kill switches, which both the runtime's network and the
 /// kernels inside Vulkan read: they set [`WEIGHTS_PIECES`] or [`STREAM_PAIRS`] on every fused
-/// block). The start-up line's words; None where the kernels have neither (not sm_90a).
+/// block), and the skips of the expansions into narrow f16 levels staged in shared memory
+/// ([`EXPAND_STAGED`], unless `TESSEL_HIP_EXPAND_STAGE=0`). The start-up line's words; None where
+/// the kernels have none of them (not sm_90a).
 pub fn copies_choice(plan: &mut [Launch], matrix: Option<tessel_kernels::Matrix>) -> Option<String> {
     let bulk = switched_choice("TESSEL_HIP_BULK", "off: TESSEL_HIP_BULK=0", |on| set_flag(plan, WEIGHTS_PIECES, !on));
     let rows = switched_choice("TESSEL_HIP_STREAM_ROWS", "off: TESSEL_HIP_STREAM_ROWS=0", |on| set_flag(plan, STREAM_PAIRS, !on));
-    if matrix != Some(tessel_kernels::Matrix::Wgmma) {
+    let wgmma = matrix == Some(tessel_kernels::Matrix::Wgmma);
+    let stage_on = !std::env::var("TESSEL_HIP_EXPAND_STAGE").is_ok_and(|v| v == "0");
+    let staged = mark_expand_stage(plan, wgmma && stage_on);
+    if !wgmma {
         return None;
     }
     let words = |choice: std::result::Result<(), &str>, define: &str, on: &str, off: &str| match choice {
@@ -354,11 +367,31 @@ pub fn copies_choice(plan: &mut [Launch], matrix: Option<tessel_kernels::Matrix>
         Ok(()) => on.to_string(),
         Err(why) => format!("{off} ({why})"),
     };
+    let stage = match staged {
+        _ if !stage_on => Err("off: TESSEL_HIP_EXPAND_STAGE=0"),
+        0 => Err("no expansion into a level of 16 channels or fewer"),
+        _ => Ok(()),
+    };
     Some(format!(
-        "{}, {}",
+        "{}, {}, {}",
         words(bulk, "TS_BULK", "weights by bulk copies", "weights by cp.async pieces"),
-        words(rows, "TS_STREAM_ROWS", "stream rows stored whole", "stream stored in pairs")
+        words(rows, "TS_STREAM_ROWS", "stream rows stored whole", "stream stored in pairs"),
+        words(stage, "TS_EXPAND_STAGE", &format!("skips staged at {staged} expansions"), "skips read in place")
     ))
+}
+
+/// Sets [`EXPAND_STAGED`] on the fused expansions into an f16 level of at most
+/// [`EXPAND_STAGE_MAX_C`] channels (`on`), and clears it everywhere else; returns how many it set.
+fn mark_expand_stage(plan: &mut [Launch], on: bool) -> usize {
+    let mut staged = 0;
+    for l in plan.iter_mut() {
+        let expands = l.kernel.contains("expand_");
+        let Args::Block(a, _) = &mut l.args else { continue };
+        let stage = on && expands && a.flags & STREAM_LOWER_F16 != 0 && a.lower_c <= EXPAND_STAGE_MAX_C;
+        a.flags = if stage { a.flags | EXPAND_STAGED } else { a.flags & !EXPAND_STAGED };
+        staged += stage as usize;
+    }
+    staged
 }
 
 /// A start-up line's words for a [`cache_hints_choice`].

@@ -430,6 +430,30 @@ fn the_copy_kill_switches_mark_every_fused_block_with_their_own_flag() {
     assert_eq!(copies_choice(&mut plan, None), None);
 }
 
+/// The skip is staged only by the expansions into an f16 level of 16 channels or fewer: none of the
+/// shipped model's (level 0 is 32 wide), the fast preset's pull-and-expand into its 16-channel
+/// level 0, and only where its stream is f16.
+#[test]
+fn expansions_into_narrow_f16_levels_stage_their_skip() {
+    let (cfg, _, bufs, _) = fixture();
+    let fast = NetworkConfig { channels: vec![16, 48, 96], encoder_depths: vec![1, 1], decoder_depths: vec![1, 1], ..cfg.clone() };
+    for (cfg, want) in [(&cfg, vec![]), (&fast, vec!["tessel_block_pull_expand_mma_c48"])] {
+        let g = TokenGrid::new(cfg, 3840, 2160);
+        let mut plan = build(cfg, &g, &bufs, &fake_tensors(cfg), Kernels::Wgmma);
+        assert_eq!(mark_expand_stage(&mut plan, true), 0, "every stream still f32: nothing staged");
+        assert!(stream16_choice(&mut plan, &bufs, cfg, &g).is_ok());
+        let flags = block_flags(&plan);
+        assert_eq!(mark_expand_stage(&mut plan, true), want.len());
+        let staged: Vec<&str> = plan.iter().filter(|l| matches!(l.args, Args::Block(a, _) if a.flags & EXPAND_STAGED != 0)).map(|l| l.kernel).collect();
+        assert_eq!(staged, want, "{:?}", cfg.channels);
+        // Only that bit changed, and the switch off clears it.
+        let marked: Vec<u32> = block_flags(&plan).iter().map(|f| f & !EXPAND_STAGED).collect();
+        assert_eq!(marked, flags);
+        assert_eq!(mark_expand_stage(&mut plan, false), 0);
+        assert_eq!(block_flags(&plan), flags);
+    }
+}
+
 /// Every BlockArgs::flags bit has the value kernels/include/tessel_block.h gives it, and no two
 /// share a bit.
 #[test]
@@ -447,6 +471,7 @@ fn block_flags_match_the_kernels_header() {
         ("TS_WEIGHTS_PIECES", WEIGHTS_PIECES),
         ("TS_STREAM_PAIRS", STREAM_PAIRS),
         ("TS_WINDOWS_REVERSED", WINDOWS_REVERSED),
+        ("TS_EXPAND_STAGED", EXPAND_STAGED),
     ];
     for (name, v) in flags {
         assert_eq!(value(name), v, "{name}");

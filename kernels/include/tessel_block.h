@@ -83,6 +83,9 @@ struct BlockArgs {
 // The launch takes its windows in reverse order (TS_REVERSE): hip-net sets it on the fused launches
 // its plan::Order picks (the first, the last, and every other one inward), unless TESSEL_HIP_ORDER=0.
 #define TS_WINDOWS_REVERSED 64u
+// The expansion stages its skip in shared memory (tessel_block_ends.h's TS_EXPAND_STAGE): hip-net
+// sets it on the expansions its plan picks, unless TESSEL_HIP_EXPAND_STAGE=0.
+#define TS_EXPAND_STAGED 128u
 
 // What a block reads first and writes last (template arguments of block_body).
 #define TS_IN_STREAM 0

@@ -194,12 +194,55 @@ TS_INLINE void block_head(const BlockArgs& p, const float xr[C / 8][4], ts_uint 
     }
 }
 
+// TS_EXPAND_STAGE (sm_90a; 1 by default, 0 builds without it): where hip-net's plan marks an
+// expansion TS_EXPAND_STAGED, its skip (the level below's f16 rows of the window's 64 tokens'
+// children, 512 lower_c bytes) is copied by cp.async into the shared bytes of the attention's
+// weights (qkv and proj, 8 C^2 bytes, unused once every warp is past the attention) while the MLP
+// runs, and the expansion reads it there instead of waiting on a load per output tile. The sums
+// are the same to the bit. On the H100 (BENCHMARKS.md, sixtieth session) the fast preset's
+// pull-and-expand launch (a 16-channel level below, 8 KiB a window) went from 74 to 69-70 µs;
+// tessel-v12's last level-1 expansion (32 channels, 16 KiB) from 72 to 73, so the plan marks only
+// expansions into a level of 16 channels or fewer (hip-net/src/plan.rs, EXPAND_STAGE_MAX_C).
+#ifndef TS_EXPAND_STAGE
+#if defined(TS_HAS_WGMMA)
+#define TS_EXPAND_STAGE 1
+#else
+#define TS_EXPAND_STAGE 0
+#endif
+#endif
+// Whether this launch stages its skip: marked by the plan, with an f16 lower stream whose rows
+// are a power of two of 16-byte pieces and fit the attention's weight bytes.
+template <int C>
+TS_INLINE bool expand_staged(const BlockArgs& p) {
+    return TS_EXPAND_STAGE && TS_WG(C) && (p.flags & TS_EXPAND_STAGED) && (p.flags & TS_STREAM_LOWER_F16) &&
+           (p.lower_c & (p.lower_c - 1)) == 0 && p.lower_c >= 16 && 512 * p.lower_c <= TS_CORE_FC1(C);
+}
+// The stage holds, for window row r and child row dy, the pair of children (dx = 0, 1) as
+// lower_c / 4 pieces of 16 bytes, piece j at j ^ skip_key(r): the eight rows a warp's lanes read
+// at once (r = 8 iy + ix for ix 0..7, or the PULL variant's rows of one parity class) fall on
+// eight different pieces, so no two lanes of a read meet in one bank.
+TS_INLINE ts_uint skip_key(ts_uint r) {
+    ts_uint ix = r % TS_WINDOW, iy = r / TS_WINDOW;
+    return ((ix >> 1) & 3) | ((((iy >> 1) ^ ix) & 1) << 2);
+}
+// Every thread's share of the window's skip into `st` (one group of copies, committed).
+TS_INLINE void skip_copy(const BlockArgs& p, WindowOrigin o, ts_uint* st) {
+    ts_uint np = p.lower_c / 4, sh = __builtin_ctz(np);
+    for (ts_uint e = ts_thread_x(); e < 2 * TS_WINDOW_TOKENS * np; e += TS_BLOCK_THREADS) {
+        ts_uint j = e & (np - 1), s = e >> sh, r = s / 2;
+        const ts_half* src = (const ts_half*)p.lower + (lower_base(p, o, r) + (s % 2) * 2 * p.width) * p.lower_c + 8 * j;
+        ts_cp_async16(st + 4 * (s * np + (j ^ (skip_key(r) & (np - 1)))), src);
+    }
+    ts_cp_async_commit();
+}
+
 // The expansion of the warp's rows added into the level below (EXPAND variant), as the linear
 // kernel computes it: the stream rounded to f16, bias first, output o of row (tx, ty) going to
 // channel o mod lower_c of child o / lower_c, added to the skip stored there (in f32, or in f16
-// and the sum rounded to f16: H).
+// and the sum rounded to f16: H), read from the stage `st` where it was staged (TS_EXPAND_STAGE;
+// null: from the stream).
 template <int C, bool H>
-TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], WindowOrigin o, ts_uint r0, ts_uint r1, ts_uint t) {
+TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uint an[C / 16][4], WindowOrigin o, ts_uint r0, ts_uint r1, ts_uint t, const ts_uint* st) {
     constexpr int KT = C / 16;
 #pragma unroll
     for (int kt = 0; kt < KT; kt++) ts_c_to_a(an[kt], xr[2 * kt], xr[2 * kt + 1], 1.0f, 1.0f);
@@ -216,7 +259,15 @@ TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uin
         if constexpr (H) {
             ts_uint* y0 = (ts_uint*)((ts_half*)p.lower + (base0 + step) * cout + c);
             ts_uint* y1 = (ts_uint*)((ts_half*)p.lower + (base1 + step) * cout + c);
-            ts_float2 s0 = ts_unpack(*y0), s1 = ts_unpack(*y1);
+            ts_float2 s0, s1;
+            if (st) {
+                // Piece j of the child pair (q % 2 = dx), word t of it (c mod 8 = 2t).
+                ts_uint np = cout / 4, j = (q % 2) * (cout / 8) + c / 8, pair = (q / 2) * np;
+                s0 = ts_unpack(st[4 * (2 * r0 * np + pair + (j ^ (skip_key(r0) & (np - 1)))) + t]);
+                s1 = ts_unpack(st[4 * (2 * r1 * np + pair + (j ^ (skip_key(r1) & (np - 1)))) + t]);
+            } else {
+                s0 = ts_unpack(*y0), s1 = ts_unpack(*y1);
+            }
             *y0 = ts_pack(d[0] + s0.x, d[1] + s0.y);
             *y1 = ts_pack(d[2] + s1.x, d[3] + s1.y);
         } else {
