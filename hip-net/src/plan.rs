@@ -376,7 +376,7 @@ pub fn copies_choice(plan: &mut [Launch], matrix: Option<tessel_kernels::Matrix>
         "{}, {}, {}",
         words(bulk, "TS_BULK", "weights by bulk copies", "weights by cp.async pieces"),
         words(rows, "TS_STREAM_ROWS", "stream rows stored whole", "stream stored in pairs"),
-        words(stage, "TS_EXPAND_STAGE", &format!("skips staged at {staged} expansions"), "skips read in place")
+        words(stage, "TS_EXPAND_STAGE", &format!("skips staged at {staged} expansion{}", if staged == 1 { "" } else { "s" }), "skips read in place")
     ))
 }
 
