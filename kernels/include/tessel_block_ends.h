@@ -220,7 +220,9 @@ TS_INLINE bool expand_staged(const BlockArgs& p) {
 // The stage holds, for window row r and child row dy, the pair of children (dx = 0, 1) as
 // lower_c / 4 pieces of 16 bytes, piece j at j ^ skip_key(r): the eight rows a warp's lanes read
 // at once (r = 8 iy + ix for ix 0..7, or the PULL variant's rows of one parity class) fall on
-// eight different pieces, so no two lanes of a read meet in one bank.
+// eight different pieces where a pair has eight or more (lower_c of 32 or more), so no two lanes
+// of a read meet in one bank; at 16 channels (four pieces a pair) two rows share each piece, a
+// two-way conflict.
 TS_INLINE ts_uint skip_key(ts_uint r) {
     ts_uint ix = r % TS_WINDOW, iy = r / TS_WINDOW;
     return ((ix >> 1) & 3) | ((((iy >> 1) ^ ix) & 1) << 2);
