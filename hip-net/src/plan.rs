@@ -367,9 +367,10 @@ pub fn copies_choice(plan: &mut [Launch], matrix: Option<tessel_kernels::Matrix>
         Ok(()) => on.to_string(),
         Err(why) => format!("{off} ({why})"),
     };
+    let none = format!("no expansion into a level of {EXPAND_STAGE_MAX_C} channels or fewer");
     let stage = match staged {
         _ if !stage_on => Err("off: TESSEL_HIP_EXPAND_STAGE=0"),
-        0 => Err("no expansion into a level of 16 channels or fewer"),
+        0 => Err(none.as_str()),
         _ => Ok(()),
     };
     Some(format!(

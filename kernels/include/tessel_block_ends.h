@@ -227,13 +227,18 @@ TS_INLINE ts_uint skip_key(ts_uint r) {
     ts_uint ix = r % TS_WINDOW, iy = r / TS_WINDOW;
     return ((ix >> 1) & 3) | ((((iy >> 1) ^ ix) & 1) << 2);
 }
+// Where piece j (of np = lower_c / 4) of child row dy of window row r lies in the stage, in
+// 16-byte pieces: the one layout skip_copy writes and block_expand reads.
+TS_INLINE ts_uint skip_piece(ts_uint r, ts_uint dy, ts_uint j, ts_uint np) {
+    return (2 * r + dy) * np + (j ^ (skip_key(r) & (np - 1)));
+}
 // Every thread's share of the window's skip into `st` (one group of copies, committed).
 TS_INLINE void skip_copy(const BlockArgs& p, WindowOrigin o, ts_uint* st) {
     ts_uint np = p.lower_c / 4, sh = __builtin_ctz(np);
     for (ts_uint e = ts_thread_x(); e < 2 * TS_WINDOW_TOKENS * np; e += TS_BLOCK_THREADS) {
         ts_uint j = e & (np - 1), s = e >> sh, r = s / 2;
         const ts_half* src = (const ts_half*)p.lower + (lower_base(p, o, r) + (s % 2) * 2 * p.width) * p.lower_c + 8 * j;
-        ts_cp_async16(st + 4 * (s * np + (j ^ (skip_key(r) & (np - 1)))), src);
+        ts_cp_async16(st + 4 * skip_piece(r, s % 2, j, np), src);
     }
     ts_cp_async_commit();
 }
@@ -264,9 +269,9 @@ TS_INLINE void block_expand(const BlockArgs& p, const float xr[C / 8][4], ts_uin
             ts_float2 s0, s1;
             if (st) {
                 // Piece j of the child pair (q % 2 = dx), word t of it (c mod 8 = 2t).
-                ts_uint np = cout / 4, j = (q % 2) * (cout / 8) + c / 8, pair = (q / 2) * np;
-                s0 = ts_unpack(st[4 * (2 * r0 * np + pair + (j ^ (skip_key(r0) & (np - 1)))) + t]);
-                s1 = ts_unpack(st[4 * (2 * r1 * np + pair + (j ^ (skip_key(r1) & (np - 1)))) + t]);
+                ts_uint np = cout / 4, j = (q % 2) * (cout / 8) + c / 8;
+                s0 = ts_unpack(st[4 * skip_piece(r0, q / 2, j, np) + t]);
+                s1 = ts_unpack(st[4 * skip_piece(r1, q / 2, j, np) + t]);
             } else {
                 s0 = ts_unpack(*y0), s1 = ts_unpack(*y1);
             }
